@@ -1,0 +1,345 @@
+"""The memory API: write, get, search, update, archive, list.
+
+A write is deduplicated on ``(project, category, normalized_hash)``: writing
+the same normalized text (see ``normalize.py``) in the same category of the
+same project again adds no row; it bumps ``seen_count`` and ``last_seen_at``
+on the existing one and returns its id, whatever its status. An archived
+memory stays archived (a person archived it on purpose); the result's
+``status`` tells the caller.
+
+A write to a category the store does not have (or has retired) raises
+:class:`~plugin_sdk.errors.UnknownCategory`, listing the store's categories,
+and writes nothing. Text that must be kept although its category is unknown
+(a model's reply, say) goes in with :meth:`Memories.quarantine`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .errors import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
+from .models import MEMORY_STATUSES, Memory, SearchHit, WriteResult
+from .normalize import normalized_hash
+
+if TYPE_CHECKING:
+    from .store import Store
+
+_UPSERT = """
+INSERT INTO memories (
+    project, kind, category, content, normalized_hash, status, importance, scope,
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
+    seen_count = seen_count + 1,
+    last_seen_at = excluded.last_seen_at
+RETURNING id, seen_count, status
+"""
+
+
+class InvalidMemory(MemsdkError, ValueError):
+    """A memory's fields are out of range (empty text, importance outside 0..1)."""
+
+
+class Memories:
+    """Memory operations on one store; reached as ``store.memories``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    # Writing
+
+    def write(
+        self,
+        content: str,
+        category: str,
+        *,
+        project: str | None = None,
+        importance: float = 0.5,
+        scope: str = "project",
+        shareable: bool = False,
+        source: str = "",
+    ) -> WriteResult:
+        """Write one memory (deduplicated); see the module docstring."""
+        kinds = self._active_kinds()
+        with self.store.atomic():
+            return self._upsert(
+                kinds, content, category, project, importance, scope, shareable, source
+            )
+
+    def write_many(
+        self, items: Iterable[Mapping[str, Any]], *, project: str | None = None
+    ) -> list[WriteResult]:
+        """Write many memories in one transaction: all of them, or none.
+
+        Each item is a mapping with ``content`` and ``category`` and optionally
+        ``importance``, ``scope``, ``shareable``, ``source`` and ``project``.
+        An error names the item's position; nothing from the batch is kept.
+        """
+        kinds = self._active_kinds()
+        results = []
+        with self.store.atomic():
+            for position, item in enumerate(items):
+                try:
+                    results.append(
+                        self._upsert(
+                            kinds,
+                            item["content"],
+                            item["category"],
+                            item.get("project", project),
+                            item.get("importance", 0.5),
+                            item.get("scope", "project"),
+                            item.get("shareable", False),
+                            item.get("source", ""),
+                        )
+                    )
+                except KeyError as error:
+                    raise InvalidMemory(f"item {position}: missing field {error.args[0]!r}") from error
+                except UnknownCategory as error:
+                    raise UnknownCategory(error.category, error.known, where=f"item {position}") from error
+                except InvalidMemory as error:
+                    raise InvalidMemory(f"item {position}: {error}") from error
+        return results
+
+    def quarantine(
+        self,
+        content: str,
+        category: str,
+        *,
+        reason: str,
+        project: str | None = None,
+        source: str = "",
+    ) -> WriteResult:
+        """Keep text whose category the store does not know, as a quarantined row.
+
+        Quarantined rows are never searched, listed or injected by default;
+        :meth:`update` with a known category releases one.
+        """
+        text = _check_content(content)
+        project = project or self.store.project
+        now = self.store.now()
+        with self.store.atomic():
+            row = self.db.execute(
+                _UPSERT,
+                [project, "content", category, text, normalized_hash(text), "quarantined",
+                 0.5, "project", 0, source, reason, None, None, now, now, now],
+            ).fetchone()
+        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+    def _upsert(
+        self,
+        kinds: dict[str, str],
+        content: str,
+        category: str,
+        project: str | None,
+        importance: float,
+        scope: str,
+        shareable: bool,
+        source: str,
+    ) -> WriteResult:
+        if category not in kinds:
+            raise UnknownCategory(category, kinds)
+        text = _check_content(content)
+        _check_importance(importance)
+        now = self.store.now()
+        tokenizer = self.store.tokenizer
+        row = self.db.execute(
+            _UPSERT,
+            [project or self.store.project, kinds[category], category, text,
+             normalized_hash(text), "active", float(importance), scope, int(bool(shareable)),
+             source, None, tokenizer.count(text), tokenizer.name, now, now, now],
+        ).fetchone()
+        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+    def _active_kinds(self) -> dict[str, str]:
+        sql = "SELECT name, kind FROM categories WHERE status = 'active'"
+        return {row["name"]: row["kind"] for row in self.db.query(sql)}
+
+    # Reading
+
+    def get(self, memory_id: int) -> Memory:
+        """One memory by id; :class:`NotFound` if there is none."""
+        rows = list(self.db.query("SELECT * FROM memories WHERE id = ?", [memory_id]))
+        if not rows:
+            raise NotFound(f"no memory with id {memory_id} in store {self.store.path}")
+        return Memory.from_row(rows[0])
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        category: str | None = None,
+        limit: int = 20,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+        raw: bool = False,
+    ) -> list[SearchHit]:
+        """Full-text search (FTS5, ranked by bm25) within one project.
+
+        The query's words are matched as plain terms (all must appear, in any
+        order, with porter stemming); ``raw=True`` passes FTS5 query syntax
+        (``OR``, ``NEAR``, prefix ``*``) through instead. Archived and
+        superseded memories are left out unless asked for; quarantined ones
+        always are.
+        """
+        if not query.strip():
+            raise InvalidMemory("search query is empty")
+        statuses = ["active"]
+        if include_archived:
+            statuses.append("archived")
+        if include_superseded:
+            statuses.append("superseded")
+        match = query if raw else self.db.quote_fts(query)
+        sql = f"""
+            SELECT m.*, bm25(memories_fts) AS rank
+            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+            WHERE memories_fts MATCH ? AND m.project = ?
+              AND m.status IN ({", ".join("?" * len(statuses))})
+              {"AND m.category = ?" if category else ""}
+            ORDER BY rank, m.id
+            LIMIT ?
+        """
+        params: list[Any] = [match, project or self.store.project, *statuses]
+        if category:
+            params.append(category)
+        params.append(limit)
+        try:
+            rows = list(self.db.query(sql, params))
+        except sqlite3.OperationalError as error:
+            raise InvalidMemory(f"bad search query {query!r}: {error}") from error
+        return [SearchHit(memory=Memory.from_row(row), rank=row["rank"]) for row in rows]
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        category: str | None = None,
+        kind: str | None = None,
+        status: str | None = "active",
+        limit: int | None = 100,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """Memories of a project, oldest first, filtered by category, kind, status.
+
+        ``status=None`` lists every status.
+        """
+        if status is not None and status not in MEMORY_STATUSES:
+            raise InvalidMemory(f"unknown status {status!r}; statuses are {', '.join(MEMORY_STATUSES)}")
+        clauses, params = ["project = ?"], [project or self.store.project]
+        for column, value in (("category", category), ("kind", kind), ("status", status)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [limit, offset]
+        return [Memory.from_row(row) for row in self.db.query(sql, params)]
+
+    def counts(self, *, project: str | None = None) -> dict[str, dict[str, int]]:
+        """Number of memories per category and status in a project."""
+        sql = """SELECT category, status, count(*) AS n FROM memories
+                 WHERE project = ? GROUP BY category, status"""
+        result: dict[str, dict[str, int]] = {}
+        for row in self.db.query(sql, [project or self.store.project]):
+            result.setdefault(row["category"], {})[row["status"]] = row["n"]
+        return result
+
+    # Changing
+
+    def update(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        category: str | None = None,
+        importance: float | None = None,
+        scope: str | None = None,
+        shareable: bool | None = None,
+    ) -> Memory:
+        """Change a memory's fields; text and category changes re-hash it.
+
+        If the new text and category would duplicate another memory of the
+        project, :class:`DuplicateMemory` names that memory and nothing
+        changes. Giving a quarantined memory a known category releases it
+        (its status becomes active).
+        """
+        current = self.get(memory_id)
+        changes: dict[str, Any] = {}
+        new_text = current.content if content is None else _check_content(content)
+        new_category = current.category if category is None else category
+        if category is not None:
+            kinds = self._active_kinds()
+            if category not in kinds:
+                raise UnknownCategory(category, kinds, where=f"memory {memory_id}")
+            changes["kind"] = kinds[category]
+            if current.status == "quarantined":
+                changes["status"] = "active"
+        if content is not None or category is not None:
+            digest = normalized_hash(new_text)
+            clash = self.db.execute(
+                """SELECT id FROM memories WHERE project = ? AND category = ?
+                   AND normalized_hash = ? AND id != ?""",
+                [current.project, new_category, digest, memory_id],
+            ).fetchone()
+            if clash:
+                raise DuplicateMemory(memory_id, clash[0])
+            changes.update(content=new_text, category=new_category, normalized_hash=digest)
+            if new_text != current.content:
+                changes["token_count"] = self.store.tokenizer.count(new_text)
+                changes["tokenizer"] = self.store.tokenizer.name
+        if importance is not None:
+            _check_importance(importance)
+            changes["importance"] = float(importance)
+        if scope is not None:
+            changes["scope"] = scope
+        if shareable is not None:
+            changes["shareable"] = int(shareable)
+        if not changes:
+            return current
+        changes["updated_at"] = self.store.now()
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        with self.store.atomic():
+            try:
+                self.db.execute(
+                    f"UPDATE memories SET {assignments} WHERE id = ?", [*changes.values(), memory_id]
+                )
+            except sqlite3.IntegrityError as error:
+                raise MemsdkError(f"memory {memory_id}: update refused by the store: {error}") from error
+        return self.get(memory_id)
+
+    def archive(self, memory_id: int) -> Memory:
+        """Archive a memory: kept, but no longer searched or injected by default.
+
+        Archiving an archived memory changes nothing. A superseded memory is
+        not archived: its successor is the one to archive.
+        """
+        current = self.get(memory_id)
+        if current.status == "archived":
+            return current
+        if current.status == "superseded":
+            raise MemsdkError(
+                f"memory {memory_id} is superseded by memory {current.superseded_by}; archive that one"
+            )
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.execute(
+                "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?",
+                [now, now, memory_id],
+            )
+        return self.get(memory_id)
+
+
+def _check_content(content: str) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidMemory("memory content is empty")
+    return content.strip()
+
+
+def _check_importance(importance: float) -> None:
+    if not isinstance(importance, (int, float)) or not 0 <= importance <= 1:
+        raise InvalidMemory(f"importance must be a number from 0 to 1, got {importance!r}")
+

@@ -1,0 +1,150 @@
+"""The store's schema, as named migrations.
+
+Each step is a function ``mNNN_what`` registered on :data:`migrations`; it runs
+once per store, inside one transaction, and is never edited or renamed after it
+has landed: a change to the schema is a new step. The names of all steps this
+code knows are in :data:`KNOWN`; a store that has applied a step not in that
+list was written by a newer memsdk and is refused (see ``store.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("plugin_sdk")
+KNOWN: list[str] = []
+
+
+def step(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+    """Register ``fn`` as the next migration, under its function name."""
+    KNOWN.append(fn.__name__)
+    return migrations(name=fn.__name__)(fn)
+
+
+@step
+def m001_initial(db: Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE packs (
+            name TEXT PRIMARY KEY,
+            version TEXT NOT NULL,
+            description TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            source TEXT NOT NULL,
+            installed_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE categories (
+            name TEXT PRIMARY KEY,
+            pack TEXT NOT NULL REFERENCES packs(name),
+            kind TEXT NOT NULL CHECK (kind IN ('content', 'intent')),
+            priority INTEGER NOT NULL,
+            promotable INTEGER NOT NULL DEFAULT 0 CHECK (promotable IN (0, 1)),
+            label TEXT,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'retired')),
+            renamed_to TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE criteria (
+            category TEXT NOT NULL REFERENCES categories(name),
+            field TEXT NOT NULL CHECK (field IN
+                ('definition', 'positive_examples', 'negative_examples', 'exclusions')),
+            pack_default TEXT NOT NULL,
+            user_override TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (category, field)
+        );
+
+        CREATE TABLE criteria_history (
+            id INTEGER PRIMARY KEY,
+            category TEXT NOT NULL,
+            field TEXT NOT NULL,
+            source TEXT NOT NULL,
+            pack TEXT,
+            pack_version TEXT,
+            old_value TEXT,
+            new_value TEXT,
+            note TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX criteria_history_category ON criteria_history (category, id);
+
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('content', 'intent')),
+            category TEXT NOT NULL,
+            content TEXT NOT NULL,
+            normalized_hash TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN
+                ('active', 'archived', 'superseded', 'pending', 'quarantined')),
+            importance REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+            scope TEXT NOT NULL DEFAULT 'project',
+            shareable INTEGER NOT NULL DEFAULT 0 CHECK (shareable IN (0, 1)),
+            superseded_by INTEGER REFERENCES memories(id),
+            merged_from TEXT,
+            seen_count INTEGER NOT NULL DEFAULT 1,
+            retrieval_count INTEGER NOT NULL DEFAULT 0,
+            token_count INTEGER,
+            tokenizer TEXT,
+            source TEXT NOT NULL DEFAULT '',
+            note TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            last_retrieved_at TEXT,
+            archived_at TEXT,
+            UNIQUE (project, category, normalized_hash)
+        );
+        CREATE INDEX memories_project_status ON memories (project, status, category);
+        CREATE INDEX memories_superseded_by ON memories (superseded_by);
+
+        -- The DB, not the code, keeps a live memory in a live category. Only a
+        -- quarantined row may carry a category the store does not know.
+        CREATE TRIGGER memories_category_insert BEFORE INSERT ON memories
+        WHEN NEW.status != 'quarantined' AND NOT EXISTS (
+            SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
+        END;
+        CREATE TRIGGER memories_category_update BEFORE UPDATE OF category ON memories
+        WHEN NEW.category != OLD.category AND NEW.status != 'quarantined' AND NOT EXISTS (
+            SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
+        END;
+
+        CREATE TABLE session_meta (
+            session_id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            system_prompt_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+
+        -- Full-text index over content, kept in sync by triggers. The update
+        -- trigger fires only when content changes, so bumping a seen count
+        -- does not rewrite the index.
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, content='memories', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, content) VALUES (NEW.id, NEW.content);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content)
+            VALUES ('delete', OLD.id, OLD.content);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content)
+            VALUES ('delete', OLD.id, OLD.content);
+            INSERT INTO memories_fts (rowid, content) VALUES (NEW.id, NEW.content);
+        END;
+        """
+    )
+

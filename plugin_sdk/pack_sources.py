@@ -1,0 +1,106 @@
+"""Where packs come from: entry points of the ``plugin_sdk.packs`` group, or a path.
+
+An entry point names an object that is one of:
+
+- a path to a pack file (``str``, ``os.PathLike`` or an ``importlib.resources``
+  ``Traversable``), ``.toml`` or ``.json``;
+- a mapping (the pack document itself);
+- a callable taking no arguments that returns either of the above.
+
+The entry point's name must equal the pack's ``name``. The built-in packs are
+registered through this same group by memsdk's own distribution metadata.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import PackError
+from .packs import Pack, load_pack_file, parse_pack_text, validate_pack
+
+ENTRY_POINT_GROUP = "plugin_sdk.packs"
+PACK_SUFFIXES = (".toml", ".json")
+
+
+@attrs.frozen
+class Available:
+    """A pack found through an entry point: the pack, or why it failed to load."""
+
+    name: str
+    origin: str
+    pack: Pack | None
+    error: str | None
+
+
+def pack_entry_points() -> list[metadata.EntryPoint]:
+    """The entry points of the pack group, sorted by name."""
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def available_packs() -> list[Available]:
+    """Every pack an entry point offers; a broken one is reported, not raised."""
+    found = []
+    for ep in pack_entry_points():
+        origin = _origin(ep)
+        try:
+            found.append(Available(ep.name, origin, load_entry_point(ep), None))
+        except PackError as error:
+            found.append(Available(ep.name, origin, None, str(error)))
+    return found
+
+
+def load_entry_point(ep: metadata.EntryPoint) -> Pack:
+    """Load and validate the pack an entry point names."""
+    origin = f"entry point {ep.name!r} ({_origin(ep)})"
+    try:
+        target = ep.load()
+    except Exception as error:  # a third party's import error must not take us down
+        raise PackError(origin, f"cannot load {ep.value}: {type(error).__name__}: {error}") from error
+    if callable(target) and not isinstance(target, (str, os.PathLike, Mapping)) and not _is_traversable(target):
+        try:
+            target = target()
+        except Exception as error:
+            raise PackError(origin, f"{ep.value}() raised {type(error).__name__}: {error}") from error
+    pack = _from_object(target, origin)
+    if pack.name != ep.name:
+        raise PackError(origin, f"entry point is named {ep.name!r} but the pack is named {pack.name!r}")
+    return pack
+
+
+def resolve_pack(name_or_path: str | Path) -> Pack:
+    """A pack from a file path, else from the entry point of that name."""
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    if path.suffix.lower() in PACK_SUFFIXES or path.exists() or os.sep in text:
+        return load_pack_file(path)
+    for ep in pack_entry_points():
+        if ep.name == text:
+            return load_entry_point(ep)
+    names = ", ".join(ep.name for ep in pack_entry_points()) or "none"
+    raise PackError(text, f"no such pack file or installed pack; packs available by name: {names}")
+
+
+def _from_object(target: Any, origin: str) -> Pack:
+    if isinstance(target, Mapping):
+        return validate_pack(target, source=origin)
+    if isinstance(target, (str, os.PathLike)):
+        return load_pack_file(Path(target))
+    if _is_traversable(target):
+        suffix = Path(target.name).suffix.lower()
+        return parse_pack_text(target.read_text("utf-8"), source=f"{origin}: {target.name}", suffix=suffix)
+    raise PackError(origin, f"expected a pack path, mapping or callable, got {type(target).__name__}")
+
+
+def _is_traversable(target: Any) -> bool:
+    return hasattr(target, "read_text") and hasattr(target, "name") and hasattr(target, "is_file")
+
+
+def _origin(ep: metadata.EntryPoint) -> str:
+    dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+    return f"{dist}: {ep.value}"

@@ -1,0 +1,165 @@
+"""The store: one SQLite file holding memories and the policy that governs them.
+
+``Store(path)`` opens or creates the file, switches on WAL, a busy timeout and
+foreign keys, and applies pending migrations. A store migrated by a newer
+memsdk is refused with :class:`~plugin_sdk.errors.SchemaTooNew` before anything
+is written. Every multi-row write goes through :meth:`Store.atomic`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from .errors import SchemaTooNew, StoreError, UnknownCategory
+from .migrations import KNOWN, migrations
+from .models import CRITERIA_FIELDS, Category, Criterion
+from .project import project_for
+from .tokens import TokenCounter, default_counter
+
+BUSY_TIMEOUT_MS = 5000
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    """A memsdk store.
+
+    :param path: the SQLite file (created if missing), or ``":memory:"``.
+    :param project: the default project for reads and writes; derived from the
+        current directory's git repository when omitted (see ``project.py``).
+    :param tokenizer: counts tokens for each memory's cached ``token_count``.
+    :param clock: returns the current time (tests inject a fixed clock).
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        project: str | None = None,
+        tokenizer: TokenCounter | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.path = str(path)
+        self.clock = clock
+        self.tokenizer: TokenCounter = tokenizer or default_counter()
+        self.db = _connect(self.path)
+        self._migrate()
+        self.project = project if project is not None else project_for()
+        from .criteria import Criteria
+        from .install import Packs
+        from .memories import Memories
+
+        self.memories = Memories(self)
+        self.criteria = Criteria(self)
+        self.packs = Packs(self)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        applied = [m.name for m in migrations.applied(self.db)]
+        unknown = [name for name in applied if name not in KNOWN]
+        if unknown:
+            raise SchemaTooNew(
+                f"store {self.path} was migrated by a newer memsdk "
+                f"(unknown migrations: {', '.join(unknown)}); upgrade memsdk to open it"
+            )
+        migrations.apply(self.db)
+
+    @property
+    def schema_version(self) -> list[str]:
+        """Names of the migrations applied to this store, in order."""
+        return [m.name for m in migrations.applied(self.db)]
+
+    @contextmanager
+    def atomic(self) -> Iterator[Database]:
+        """One transaction (a savepoint when nested): all or nothing."""
+        with self.db.atomic() as db:
+            yield db
+
+    def now(self) -> str:
+        """The current time as an ISO 8601 UTC string, from the store's clock."""
+        return self.clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+    # Categories are read from the DB every time: the DB is the authority.
+
+    def categories(self, *, include_retired: bool = False) -> list[Category]:
+        """Categories in priority order (then name), with effective criteria."""
+        where = "" if include_retired else "WHERE c.status = 'active'"
+        rows = list(
+            self.db.query(
+                f"SELECT c.* FROM categories c {where} ORDER BY c.priority, c.name"
+            )
+        )
+        crit: dict[str, dict[str, Criterion]] = {}
+        for row in self.db.query("SELECT * FROM criteria"):
+            default = json.loads(row["pack_default"])
+            override = None if row["user_override"] is None else json.loads(row["user_override"])
+            crit.setdefault(row["category"], {})[row["field"]] = Criterion(
+                field=row["field"],
+                value=default if override is None else override,
+                source="pack" if override is None else "override",
+                pack_default=default,
+                user_override=override,
+            )
+        return [_category(row, crit.get(row["name"], {})) for row in rows]
+
+    def category_names(self, *, include_retired: bool = False) -> list[str]:
+        """Names of the active categories (or all), in priority order."""
+        where = "" if include_retired else "WHERE status = 'active'"
+        sql = f"SELECT name FROM categories {where} ORDER BY priority, name"
+        return [row["name"] for row in self.db.query(sql)]
+
+    def category(self, name: str, *, where: str = "") -> Category:
+        """One active category; :class:`UnknownCategory` lists the others."""
+        for category in self.categories():
+            if category.name == name:
+                return category
+        raise UnknownCategory(name, self.category_names(), where=where)
+
+
+def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
+    ordered = {field: criteria[field] for field in CRITERIA_FIELDS if field in criteria}
+    return Category(
+        name=row["name"],
+        pack=row["pack"],
+        kind=row["kind"],
+        priority=row["priority"],
+        promotable=bool(row["promotable"]),
+        label=row["label"],
+        status=row["status"],
+        renamed_to=row["renamed_to"],
+        criteria=ordered,
+    )
+
+
+def _connect(path: str) -> Database:
+    try:
+        if path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        db = Database(path, execute_plugins=False)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            db.enable_wal()
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (sqlite3.DatabaseError, OSError) as error:
+        raise StoreError(f"cannot open store {path}: {error}") from error
+    return db
