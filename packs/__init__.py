@@ -16,3 +16,9 @@ def sample(pack_name: str) -> str | None:
     """The bundled sample memories (JSONL text) for a built-in pack, if any."""
     path = _here / "samples" / f"{pack_name}.jsonl"
     return path.read_text("utf-8") if path.is_file() else None
+
+
+#: Searches ``memsdk demo`` runs on each sample store.
+SAMPLE_QUERIES = {
+    "ops": ["postgres failover", "rotate gateway keys", "vllm context length"],
+}

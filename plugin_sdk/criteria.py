@@ -26,7 +26,9 @@ class InvalidCriteria(MemsdkError, ValueError):
 def check_value(field: str, value: Any) -> Any:
     """Validate a criteria value for ``field``; return it in stored shape."""
     if field not in CRITERIA_FIELDS:
-        raise InvalidCriteria(f"unknown criteria field {field!r}; fields are {', '.join(CRITERIA_FIELDS)}")
+        raise InvalidCriteria(
+            f"unknown criteria field {field!r}; fields are {', '.join(CRITERIA_FIELDS)}"
+        )
     if field in LIST_FIELDS:
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise InvalidCriteria(f"{field} must be a list of non-empty strings")
@@ -79,7 +81,9 @@ class Criteria:
                     "UPDATE criteria SET user_override = NULL, updated_at = ? WHERE category = ? AND field = ?",
                     [now, category, name],
                 )
-                self.record(category, name, "reset", _effective(row), json.loads(row["pack_default"]))
+                self.record(
+                    category, name, "reset", _effective(row), json.loads(row["pack_default"])
+                )
         return self.store.category(category)
 
     def history(self, category: str | None = None, field: str | None = None) -> list[CriteriaEvent]:
@@ -126,9 +130,17 @@ class Criteria:
             """INSERT INTO criteria_history
                (category, field, source, pack, pack_version, old_value, new_value, note, at)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [category, field, source, pack, pack_version,
-             None if old is None else _dump(old), None if new is None else _dump(new),
-             note, self.store.now()],
+            [
+                category,
+                field,
+                source,
+                pack,
+                pack_version,
+                None if old is None else _dump(old),
+                None if new is None else _dump(new),
+                note,
+                self.store.now(),
+            ],
         )
 
     def _row(self, category: str, field: str) -> dict[str, Any]:
@@ -144,7 +156,9 @@ class Criteria:
 
 def check_field(field: str) -> None:
     if field not in CRITERIA_FIELDS:
-        raise InvalidCriteria(f"unknown criteria field {field!r}; fields are {', '.join(CRITERIA_FIELDS)}")
+        raise InvalidCriteria(
+            f"unknown criteria field {field!r}; fields are {', '.join(CRITERIA_FIELDS)}"
+        )
 
 
 def _effective(row: dict[str, Any]) -> Any:

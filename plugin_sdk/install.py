@@ -72,19 +72,19 @@ class Packs:
         self.store = store
         self.db = store.db
 
-    def list(self) -> list[InstalledPack]:
+    def installed(self) -> list[InstalledPack]:
         return [InstalledPack(**row) for row in self.db.query("SELECT * FROM packs ORDER BY name")]
 
     def get(self, name: str) -> InstalledPack:
-        for pack in self.list():
+        for pack in self.installed():
             if pack.name == name:
                 return pack
-        installed = ", ".join(p.name for p in self.list()) or "none"
+        installed = ", ".join(p.name for p in self.installed()) or "none"
         raise NotFound(f"pack {name!r} is not installed in this store (installed: {installed})")
 
     def install(self, pack: Pack) -> UpgradeReport:
         """Install a pack that the store does not have yet."""
-        if any(p.name == pack.name for p in self.list()):
+        if any(p.name == pack.name for p in self.installed()):
             raise PackConflict(
                 f"pack {pack.name!r} is already installed; use upgrade to move to {pack.version}"
             )
@@ -93,13 +93,23 @@ class Packs:
         with self.store.atomic():
             self.db.execute(
                 "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [pack.name, pack.version, pack.description, pack.content_hash, pack.source, now, now],
+                [
+                    pack.name,
+                    pack.version,
+                    pack.description,
+                    pack.content_hash,
+                    pack.source,
+                    now,
+                    now,
+                ],
             )
             for spec in pack.categories.values():
                 self._add_category(pack, spec, "install")
         return UpgradeReport(pack.name, None, pack.version, added=sorted(pack.categories))
 
-    def upgrade(self, pack: Pack, *, mapping: Mapping[str, str | None] | None = None) -> UpgradeReport:
+    def upgrade(
+        self, pack: Pack, *, mapping: Mapping[str, str | None] | None = None
+    ) -> UpgradeReport:
         """Upgrade an installed pack; see the module docstring for the rules."""
         installed = self.get(pack.name)
         if _version_key(pack.version) < _version_key(installed.version):
@@ -122,8 +132,14 @@ class Packs:
             self.db.execute(
                 """UPDATE packs SET version = ?, description = ?, content_hash = ?, source = ?,
                    updated_at = ? WHERE name = ?""",
-                [pack.version, pack.description, pack.content_hash, pack.source,
-                 self.store.now(), pack.name],
+                [
+                    pack.version,
+                    pack.description,
+                    pack.content_hash,
+                    pack.source,
+                    self.store.now(),
+                    pack.name,
+                ],
             )
             for name in added:
                 self._add_category(pack, pack.categories[name], "upgrade")
@@ -136,7 +152,9 @@ class Packs:
                     report.archived += self._retire(pack, name)
                 else:
                     report.renamed[name] = target
-                    moved, folded = self._rename(pack, name, target, fresh=target in added, report=report)
+                    moved, folded = self._rename(
+                        pack, name, target, fresh=target in added, report=report
+                    )
                     report.moved += moved
                     report.folded += folded
         return report
@@ -165,8 +183,16 @@ class Packs:
         else:
             self.db.execute(
                 "INSERT INTO categories VALUES (?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?)",
-                [spec.name, pack.name, spec.kind, spec.priority, int(spec.promotable),
-                 spec.label, now, now],
+                [
+                    spec.name,
+                    pack.name,
+                    spec.kind,
+                    spec.priority,
+                    int(spec.promotable),
+                    spec.label,
+                    now,
+                    now,
+                ],
             )
         for field in CRITERIA_FIELDS:
             value = spec.criteria[field]
@@ -187,17 +213,29 @@ class Packs:
             new = getattr(spec, attribute)
             old = bool(row[attribute]) if attribute == "promotable" else row[attribute]
             if new != old:
-                record(spec.name, attribute, "upgrade", old, new, pack=pack.name, pack_version=pack.version)
+                record(
+                    spec.name,
+                    attribute,
+                    "upgrade",
+                    old,
+                    new,
+                    pack=pack.name,
+                    pack_version=pack.version,
+                )
                 report.changed.append(f"{spec.name}.{attribute}")
         self.db.execute(
             "UPDATE categories SET kind = ?, priority = ?, promotable = ?, label = ?, updated_at = ? WHERE name = ?",
             [spec.kind, spec.priority, int(spec.promotable), spec.label, now, spec.name],
         )
         if spec.kind != row["kind"]:
-            self.db.execute("UPDATE memories SET kind = ? WHERE category = ?", [spec.kind, spec.name])
+            self.db.execute(
+                "UPDATE memories SET kind = ? WHERE category = ?", [spec.kind, spec.name]
+            )
         for field in CRITERIA_FIELDS:
             current = next(
-                self.db.query("SELECT * FROM criteria WHERE category = ? AND field = ?", [spec.name, field])
+                self.db.query(
+                    "SELECT * FROM criteria WHERE category = ? AND field = ?", [spec.name, field]
+                )
             )
             old_default = json.loads(current["pack_default"])
             new_default = spec.criteria[field]
@@ -208,8 +246,16 @@ class Packs:
                 [json.dumps(new_default, ensure_ascii=False), now, spec.name, field],
             )
             note = "user override kept" if current["user_override"] is not None else None
-            record(spec.name, field, "upgrade", old_default, new_default,
-                   pack=pack.name, pack_version=pack.version, note=note)
+            record(
+                spec.name,
+                field,
+                "upgrade",
+                old_default,
+                new_default,
+                pack=pack.name,
+                pack_version=pack.version,
+                note=note,
+            )
             report.changed.append(f"{spec.name}.{field}")
             if note:
                 report.overrides_kept.append(f"{spec.name}.{field}")
@@ -225,7 +271,13 @@ class Packs:
             [now, now, name],
         )
         self.store.criteria.record(
-            name, "status", "retire", "active", "retired", pack=pack.name, pack_version=pack.version,
+            name,
+            "status",
+            "retire",
+            "active",
+            "retired",
+            pack=pack.name,
+            pack_version=pack.version,
             note=f"{cursor.rowcount} memories archived",
         )
         return cursor.rowcount
@@ -250,7 +302,9 @@ class Packs:
                 moved += 1
                 continue
             # Same text already in the target: fold into it, keeping the row.
-            target = self.db.execute("SELECT merged_from FROM memories WHERE id = ?", [clash[0]]).fetchone()
+            target = self.db.execute(
+                "SELECT merged_from FROM memories WHERE id = ?", [clash[0]]
+            ).fetchone()
             merged = sorted({*json.loads(target[0] or "[]"), row["id"]})
             self.db.execute(
                 "UPDATE memories SET seen_count = seen_count + ?, merged_from = ?, updated_at = ? WHERE id = ?",
@@ -266,7 +320,13 @@ class Packs:
             [new, now, old],
         )
         self.store.criteria.record(
-            old, "name", "rename", old, new, pack=pack.name, pack_version=pack.version,
+            old,
+            "name",
+            "rename",
+            old,
+            new,
+            pack=pack.name,
+            pack_version=pack.version,
             note=f"{moved} memories moved, {folded} folded into existing ones",
         )
         if fresh:
@@ -285,7 +345,13 @@ class Packs:
             )
             value = json.loads(row["user_override"])
             self.store.criteria.record(
-                new, row["field"], "rename", None, value, pack=pack.name, pack_version=pack.version,
+                new,
+                row["field"],
+                "rename",
+                None,
+                value,
+                pack=pack.name,
+                pack_version=pack.version,
                 note=f"user override carried over from {old}",
             )
             report.overrides_kept.append(f"{new}.{row['field']}")

@@ -96,9 +96,13 @@ class Memories:
                         )
                     )
                 except KeyError as error:
-                    raise InvalidMemory(f"item {position}: missing field {error.args[0]!r}") from error
+                    raise InvalidMemory(
+                        f"item {position}: missing field {error.args[0]!r}"
+                    ) from error
                 except UnknownCategory as error:
-                    raise UnknownCategory(error.category, error.known, where=f"item {position}") from error
+                    raise UnknownCategory(
+                        error.category, error.known, where=f"item {position}"
+                    ) from error
                 except InvalidMemory as error:
                     raise InvalidMemory(f"item {position}: {error}") from error
         return results
@@ -123,8 +127,24 @@ class Memories:
         with self.store.atomic():
             row = self.db.execute(
                 _UPSERT,
-                [project, "content", category, text, normalized_hash(text), "quarantined",
-                 0.5, "project", 0, source, reason, None, None, now, now, now],
+                [
+                    project,
+                    "content",
+                    category,
+                    text,
+                    normalized_hash(text),
+                    "quarantined",
+                    0.5,
+                    "project",
+                    0,
+                    source,
+                    reason,
+                    None,
+                    None,
+                    now,
+                    now,
+                    now,
+                ],
             ).fetchone()
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
 
@@ -147,9 +167,24 @@ class Memories:
         tokenizer = self.store.tokenizer
         row = self.db.execute(
             _UPSERT,
-            [project or self.store.project, kinds[category], category, text,
-             normalized_hash(text), "active", float(importance), scope, int(bool(shareable)),
-             source, None, tokenizer.count(text), tokenizer.name, now, now, now],
+            [
+                project or self.store.project,
+                kinds[category],
+                category,
+                text,
+                normalized_hash(text),
+                "active",
+                float(importance),
+                scope,
+                int(bool(shareable)),
+                source,
+                None,
+                tokenizer.count(text),
+                tokenizer.name,
+                now,
+                now,
+                now,
+            ],
         ).fetchone()
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
 
@@ -227,8 +262,11 @@ class Memories:
         ``status=None`` lists every status.
         """
         if status is not None and status not in MEMORY_STATUSES:
-            raise InvalidMemory(f"unknown status {status!r}; statuses are {', '.join(MEMORY_STATUSES)}")
-        clauses, params = ["project = ?"], [project or self.store.project]
+            raise InvalidMemory(
+                f"unknown status {status!r}; statuses are {', '.join(MEMORY_STATUSES)}"
+            )
+        clauses: list[str] = ["project = ?"]
+        params: list[Any] = [project or self.store.project]
         for column, value in (("category", category), ("kind", kind), ("status", status)):
             if value is not None:
                 clauses.append(f"{column} = ?")
@@ -305,10 +343,13 @@ class Memories:
         with self.store.atomic():
             try:
                 self.db.execute(
-                    f"UPDATE memories SET {assignments} WHERE id = ?", [*changes.values(), memory_id]
+                    f"UPDATE memories SET {assignments} WHERE id = ?",
+                    [*changes.values(), memory_id],
                 )
             except sqlite3.IntegrityError as error:
-                raise MemsdkError(f"memory {memory_id}: update refused by the store: {error}") from error
+                raise MemsdkError(
+                    f"memory {memory_id}: update refused by the store: {error}"
+                ) from error
         return self.get(memory_id)
 
     def archive(self, memory_id: int) -> Memory:
@@ -342,4 +383,3 @@ def _check_content(content: str) -> str:
 def _check_importance(importance: float) -> None:
     if not isinstance(importance, (int, float)) or not 0 <= importance <= 1:
         raise InvalidMemory(f"importance must be a number from 0 to 1, got {importance!r}")
-

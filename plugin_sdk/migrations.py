@@ -147,4 +147,3 @@ def m001_initial(db: Database) -> None:
         END;
         """
     )
-

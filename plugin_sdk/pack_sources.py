@@ -61,15 +61,25 @@ def load_entry_point(ep: metadata.EntryPoint) -> Pack:
     try:
         target = ep.load()
     except Exception as error:  # a third party's import error must not take us down
-        raise PackError(origin, f"cannot load {ep.value}: {type(error).__name__}: {error}") from error
-    if callable(target) and not isinstance(target, (str, os.PathLike, Mapping)) and not _is_traversable(target):
+        raise PackError(
+            origin, f"cannot load {ep.value}: {type(error).__name__}: {error}"
+        ) from error
+    if (
+        callable(target)
+        and not isinstance(target, (str, os.PathLike, Mapping))
+        and not _is_traversable(target)
+    ):
         try:
             target = target()
         except Exception as error:
-            raise PackError(origin, f"{ep.value}() raised {type(error).__name__}: {error}") from error
+            raise PackError(
+                origin, f"{ep.value}() raised {type(error).__name__}: {error}"
+            ) from error
     pack = _from_object(target, origin)
     if pack.name != ep.name:
-        raise PackError(origin, f"entry point is named {ep.name!r} but the pack is named {pack.name!r}")
+        raise PackError(
+            origin, f"entry point is named {ep.name!r} but the pack is named {pack.name!r}"
+        )
     return pack
 
 
@@ -93,8 +103,12 @@ def _from_object(target: Any, origin: str) -> Pack:
         return load_pack_file(Path(target))
     if _is_traversable(target):
         suffix = Path(target.name).suffix.lower()
-        return parse_pack_text(target.read_text("utf-8"), source=f"{origin}: {target.name}", suffix=suffix)
-    raise PackError(origin, f"expected a pack path, mapping or callable, got {type(target).__name__}")
+        return parse_pack_text(
+            target.read_text("utf-8"), source=f"{origin}: {target.name}", suffix=suffix
+        )
+    raise PackError(
+        origin, f"expected a pack path, mapping or callable, got {type(target).__name__}"
+    )
 
 
 def _is_traversable(target: Any) -> bool:

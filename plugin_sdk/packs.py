@@ -90,7 +90,8 @@ def parse_pack_text(text: str, *, source: str, suffix: str) -> Pack:
             document = json.loads(text, object_pairs_hook=_no_duplicate_keys)
         except json.JSONDecodeError as error:
             raise PackError(
-                source, f"JSON syntax error: {error.msg} (line {error.lineno}, column {error.colno})"
+                source,
+                f"JSON syntax error: {error.msg} (line {error.lineno}, column {error.colno})",
             ) from error
         except _DuplicateKey as error:
             raise PackError(source, f"duplicate key {error.args[0]!r}") from error
@@ -105,13 +106,17 @@ def validate_pack(document: Any, *, source: str) -> Pack:
         raise PackError(source, f"a pack is a table/object, not {type(document).__name__}")
     document = dict(document)
     validator = jsonschema.Draft202012Validator(pack_schema())
-    errors = sorted(validator.iter_errors(document), key=lambda e: (list(map(str, e.path)), e.message))
+    errors = sorted(
+        validator.iter_errors(document), key=lambda e: (list(map(str, e.path)), e.message)
+    )
     if errors:
         first = errors[0]
         more = len(errors) - 1
         message = first.message
         if more:
-            others = "; ".join(f"{_dotted(e.path)}: {e.message}" for e in errors[1:MAX_REPORTED_ERRORS])
+            others = "; ".join(
+                f"{_dotted(e.path)}: {e.message}" for e in errors[1:MAX_REPORTED_ERRORS]
+            )
             message += f" (and {more} more: {others})"
         raise PackError(source, message, _dotted(first.path))
     categories = {
@@ -143,7 +148,9 @@ def content_hash(document: Mapping[str, Any]) -> str:
 
 
 def _full_criteria(criteria: Mapping[str, Any]) -> dict[str, Any]:
-    full = {field: criteria.get(field, [] if field in LIST_FIELDS else "") for field in CRITERIA_FIELDS}
+    full = {
+        field: criteria.get(field, [] if field in LIST_FIELDS else "") for field in CRITERIA_FIELDS
+    }
     return {field: list(value) if field in LIST_FIELDS else value for field, value in full.items()}
 
 

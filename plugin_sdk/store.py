@@ -104,9 +104,7 @@ class Store:
         """Categories in priority order (then name), with effective criteria."""
         where = "" if include_retired else "WHERE c.status = 'active'"
         rows = list(
-            self.db.query(
-                f"SELECT c.* FROM categories c {where} ORDER BY c.priority, c.name"
-            )
+            self.db.query(f"SELECT c.* FROM categories c {where} ORDER BY c.priority, c.name")
         )
         crit: dict[str, dict[str, Criterion]] = {}
         for row in self.db.query("SELECT * FROM criteria"):

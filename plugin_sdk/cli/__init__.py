@@ -1,0 +1,80 @@
+"""The ``memsdk`` command line.
+
+Every command that touches a store takes ``--db PATH`` (default: see
+``paths.py``) and ``--project NAME`` (default: derived from the current
+directory, see ``project.py``). Errors caused by input print one line,
+``Error: ...``, and exit 1; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import click
+
+from ..errors import MemsdkError
+from .common import JSON_OPTION, echo_json, open_store, store_options
+
+
+class MemsdkGroup(click.Group):
+    """Turns memsdk's errors into one line and a non-zero exit."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemsdkError as error:
+            raise click.ClickException(str(error)) from error
+        except sqlite3.Error as error:
+            raise click.ClickException(f"store: {error}") from error
+
+
+@click.group(cls=MemsdkGroup)
+@click.version_option(package_name="memsdk")
+def cli() -> None:
+    """memsdk: long-term memory for agent hosts.
+
+    One SQLite store holds the memories and the category criteria that govern
+    them. Start with `memsdk demo`, then `memsdk init --pack ops`.
+    """
+
+
+@cli.command()
+@store_options
+@click.option(
+    "packs", "--pack", multiple=True, help="Install this pack (name or file); repeatable."
+)
+@JSON_OPTION
+def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: bool) -> None:
+    """Create the store (if needed) and optionally install packs."""
+    from ..pack_sources import resolve_pack
+
+    with open_store(db, project) as store:
+        installed = [store.packs.install(resolve_pack(name)).to_dict() for name in packs]
+        info = {
+            "db": store.path,
+            "project": store.project,
+            "migrations": store.schema_version,
+            "installed": installed,
+        }
+        if as_json:
+            echo_json(info)
+            return
+        click.echo(f"Store: {store.path}")
+        click.echo(f"Project: {store.project}")
+        for done in installed:
+            click.echo(
+                f"Installed pack {done['pack']} {done['new_version']}: {', '.join(done['added'])}"
+            )
+
+
+def _register() -> None:
+    from . import criteria, demo, memory, pack
+
+    cli.add_command(pack.pack)
+    cli.add_command(criteria.criteria)
+    cli.add_command(memory.memory)
+    cli.add_command(demo.demo)
+
+
+_register()

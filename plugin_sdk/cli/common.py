@@ -1,0 +1,40 @@
+"""Options and helpers shared by the command-line modules."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..paths import default_db_path
+from ..store import Store
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JSON_OPTION = click.option("as_json", "--json", is_flag=True, help="Print JSON.")
+
+
+def store_options(fn: F) -> F:
+    """Add ``--db`` and ``--project`` to a command."""
+    fn = click.option(
+        "--project",
+        envvar="PLUGIN_SDK_PROJECT",
+        help="Project id (default: from the current git repository, else the directory).",
+    )(fn)
+    fn = click.option(
+        "--db",
+        type=click.Path(dir_okay=False),
+        envvar="PLUGIN_SDK_DB",
+        help="Store file (default: memory.db under PLUGIN_SDK_USER_PATH or the user app dir).",
+    )(fn)
+    return fn
+
+
+def open_store(db: str | None, project: str | None) -> Store:
+    return Store(db or default_db_path(), project=project)
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))

@@ -1,0 +1,207 @@
+"""``memsdk memory``: write, get, search, list, update, archive."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import MemsdkError
+from ..models import MEMORY_STATUSES, Memory
+from .common import JSON_OPTION, echo_json, open_store, store_options
+
+
+@click.group()
+def memory() -> None:
+    """Memories: write, read, search and change them."""
+
+
+@memory.command()
+@click.argument("content")
+@click.option("-c", "--category", required=True, help="One of the store's categories.")
+@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
+@store_options
+@JSON_OPTION
+def write(
+    content: str,
+    category: str,
+    importance: float,
+    source: str,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Write CONTENT (use - to read standard input) into CATEGORY."""
+    if content == "-":
+        content = sys.stdin.read()
+    with open_store(db, project) as store:
+        result = store.memories.write(content, category, importance=importance, source=source)
+    if as_json:
+        echo_json(
+            {
+                "id": result.id,
+                "created": result.created,
+                "status": result.status,
+                "seen_count": result.seen_count,
+            }
+        )
+    elif result.created:
+        click.echo(f"Wrote memory {result.id}")
+    else:
+        click.echo(
+            f"Already known as memory {result.id} ({result.status}); seen {result.seen_count} times"
+        )
+
+
+@memory.command()
+@click.argument("memory_id", type=int)
+@store_options
+@JSON_OPTION
+def get(memory_id: int, db: str | None, project: str | None, as_json: bool) -> None:
+    """Show one memory."""
+    with open_store(db, project) as store:
+        found = store.memories.get(memory_id)
+    if as_json:
+        echo_json(found.to_dict())
+        return
+    click.echo(
+        f"#{found.id} {found.category} [{found.status}, importance {found.importance}, "
+        f"seen {found.seen_count}, {found.token_count} tokens]"
+    )
+    click.echo(found.content)
+
+
+@memory.command()
+@click.argument("query")
+@click.option("-c", "--category", help="Only this category.")
+@click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--archived", is_flag=True, help="Include archived memories.")
+@click.option("--superseded", is_flag=True, help="Include superseded memories.")
+@click.option("--raw", is_flag=True, help="Use FTS5 query syntax (OR, NEAR, prefix*).")
+@store_options
+@JSON_OPTION
+def search(
+    query: str,
+    category: str | None,
+    limit: int,
+    archived: bool,
+    superseded: bool,
+    raw: bool,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Full-text search in the project's memories, best match first."""
+    with open_store(db, project) as store:
+        hits = store.memories.search(
+            query,
+            category=category,
+            limit=limit,
+            raw=raw,
+            include_archived=archived,
+            include_superseded=superseded,
+        )
+    if as_json:
+        echo_json([{**hit.memory.to_dict(), "rank": hit.rank} for hit in hits])
+        return
+    if not hits:
+        click.echo("No matches.")
+    for hit in hits:
+        click.echo(_line(hit.memory))
+
+
+@memory.command(name="list")
+@click.option("-c", "--category")
+@click.option("--kind", type=click.Choice(["content", "intent"]))
+@click.option(
+    "--status", type=click.Choice([*MEMORY_STATUSES, "any"]), default="active", show_default=True
+)
+@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(0), default=0)
+@store_options
+@JSON_OPTION
+def list_(
+    category: str | None,
+    kind: str | None,
+    status: str,
+    limit: int,
+    offset: int,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """List the project's memories, oldest first."""
+    with open_store(db, project) as store:
+        found = store.memories.list(
+            category=category,
+            kind=kind,
+            limit=limit,
+            offset=offset,
+            status=None if status == "any" else status,
+        )
+    if as_json:
+        echo_json([m.to_dict() for m in found])
+        return
+    for item in found:
+        click.echo(_line(item))
+
+
+@memory.command()
+@click.argument("memory_id", type=int)
+@click.option("--content", help="New text (use - to read standard input).")
+@click.option("-c", "--category", help="Move to this category.")
+@click.option("--importance", type=click.FloatRange(0, 1))
+@click.option("--scope")
+@click.option("--shareable/--not-shareable", default=None)
+@store_options
+@JSON_OPTION
+def update(
+    memory_id: int,
+    content: str | None,
+    category: str | None,
+    importance: float | None,
+    scope: str | None,
+    shareable: bool | None,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Change a memory; a text or category change is checked for duplicates."""
+    if content == "-":
+        content = sys.stdin.read()
+    if all(v is None for v in (content, category, importance, scope, shareable)):
+        raise MemsdkError(
+            "nothing to update: give --content, --category, --importance, --scope or --shareable"
+        )
+    with open_store(db, project) as store:
+        changed = store.memories.update(
+            memory_id,
+            content=content,
+            category=category,
+            importance=importance,
+            scope=scope,
+            shareable=shareable,
+        )
+    if as_json:
+        echo_json(changed.to_dict())
+    else:
+        click.echo(f"Updated {_line(changed)}")
+
+
+@memory.command()
+@click.argument("memory_id", type=int)
+@store_options
+def archive(memory_id: int, db: str | None, project: str | None) -> None:
+    """Archive a memory (kept, no longer searched or injected by default)."""
+    with open_store(db, project) as store:
+        store.memories.archive(memory_id)
+    click.echo(f"Archived memory {memory_id}")
+
+
+def _line(item: Memory, width: int = 100) -> str:
+    text = " ".join(item.content.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    status = "" if item.status == "active" else f" ({item.status})"
+    return f"#{item.id:<6} {item.category:<18}{status} {text}"

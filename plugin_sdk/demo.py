@@ -1,0 +1,139 @@
+"""``memsdk demo``: a sample store and a readable report of what it holds.
+
+The demo installs a built-in pack, loads the sample memories that pack ships
+(``packs/samples/NAME.jsonl``) in one transaction, and reports counts per
+category in the DB's priority order, where each category's criteria come
+from, how many repeats deduplication folded, and a few searches.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from .errors import MemsdkError
+from .pack_sources import resolve_pack
+from .store import Store
+
+
+@attrs.define
+class DemoReport:
+    pack: str
+    version: str
+    written: int
+    folded: int
+    rows: list[dict[str, Any]]
+    searches: list[dict[str, Any]]
+    total_tokens: int
+
+
+def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The sample memories and demo queries a built-in pack ships."""
+    import plugin_sdk_packs
+
+    text = plugin_sdk_packs.sample(pack_name)
+    if text is None:
+        raise MemsdkError(
+            f"pack {pack_name!r} ships no demo sample (packs/samples/{pack_name}.jsonl)"
+        )
+    items = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise MemsdkError(f"sample {pack_name}.jsonl line {number}: {error.msg}") from error
+    return items, list(plugin_sdk_packs.SAMPLE_QUERIES.get(pack_name, []))
+
+
+def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
+    """Install ``pack_name`` (unless present), load its sample, and report."""
+    pack = resolve_pack(pack_name)
+    if pack.name not in {p.name for p in store.packs.installed()}:
+        store.packs.install(pack)
+    items, queries = sample_for(pack.name)
+    results = store.memories.write_many(items)
+    created = sum(1 for r in results if r.created)
+    counts = store.memories.counts()
+    tokens = {
+        row["category"]: row["tokens"]
+        for row in store.db.query(
+            """SELECT category, sum(token_count) AS tokens FROM memories
+               WHERE project = ? AND status = 'active' GROUP BY category""",
+            [store.project],
+        )
+    }
+    rows: list[dict[str, Any]] = []
+    for category in store.categories():
+        overridden = [f for f, c in category.criteria.items() if c.source == "override"]
+        rows.append(
+            {
+                "category": category.name,
+                "kind": category.kind,
+                "priority": category.priority,
+                "active": counts.get(category.name, {}).get("active", 0),
+                "tokens": tokens.get(category.name, 0) or 0,
+                "criteria": f"override: {', '.join(overridden)}"
+                if overridden
+                else f"pack {category.pack} default",
+            }
+        )
+    searches = []
+    for query in queries:
+        hits = store.memories.search(query, limit=3)
+        searches.append(
+            {
+                "query": query,
+                "hits": [
+                    {"id": h.memory.id, "category": h.memory.category, "content": h.memory.content}
+                    for h in hits
+                ],
+            }
+        )
+    return DemoReport(
+        pack=pack.name,
+        version=pack.version,
+        written=created,
+        folded=len(results) - created,
+        rows=rows,
+        searches=searches,
+        total_tokens=sum(row["tokens"] for row in rows),
+    )
+
+
+def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) -> None:
+    """Print a report for a person."""
+    echo(
+        f"Pack {report.pack} {report.version}: "
+        f"{report.written} memories written, {report.folded} repeats folded by deduplication"
+    )
+    echo("")
+    echo(f"{'category':<18} {'kind':<8} {'prio':>4} {'memories':>8} {'tokens':>7}  criteria from")
+    for row in report.rows:
+        echo(
+            f"{row['category']:<18} {row['kind']:<8} {row['priority']:>4} {row['active']:>8} "
+            f"{row['tokens']:>7}  {row['criteria']}"
+        )
+    echo(
+        f"{'total':<18} {'':<8} {'':>4} {sum(r['active'] for r in report.rows):>8} "
+        f"{report.total_tokens:>7}"
+    )
+    echo("")
+    echo(
+        f"All active memories together are {report.total_tokens} tokens; "
+        "an injection budget is about 4000, so the injector must choose."
+    )
+    for search in report.searches:
+        echo("")
+        echo(f"search {search['query']!r}:")
+        if not search["hits"]:
+            echo("  (no matches)")
+        for hit in search["hits"]:
+            text = " ".join(hit["content"].split())
+            room = width - 28
+            text = text if len(text) <= room else text[: room - 1] + "…"
+            echo(f"  #{hit['id']:<5} {hit['category']:<16} {text}")
