@@ -7,7 +7,8 @@ are ``memsdk``. Start with :class:`Store`::
 
     store = Store("memory.db", project="my-app")
     store.packs.install(resolve_pack("ops"))
-    store.memories.write("Deploys happen Tuesdays only.", "OPS_RULES")
+    rules = store.category_names()[0]  # categories come from the DB, never from code
+    store.memories.write("Deploys happen on Tuesdays only.", rules)
 """
 
 from .errors import (

@@ -3,7 +3,7 @@
 The JSON Schema ``schemas/pack.schema.json`` ships in the package and is the
 contract (``docs/pack-format.md`` explains it). Validation errors name the
 source (a file path, or an entry point) and the path inside the document, such
-as ``categories.OPS_RULES.kind``. Loading writes nothing; ``install.py`` puts a
+as ``categories.NOTES.kind``. Loading writes nothing; ``install.py`` puts a
 validated pack into a store.
 """
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import attrs
 import click
 
 from ..demo import render, run_demo
@@ -33,7 +34,7 @@ def demo(db: str | None, pack_name: str, as_json: bool) -> None:
         with Store(path, project="demo") as store:
             report = run_demo(store, pack_name)
         if as_json:
-            echo_json({**report.__dict__, "db": path if db else None})
+            echo_json({**attrs.asdict(report), "db": path if db else None})
             return
         click.echo(f"memsdk demo: store {path if db else '(temporary)'}, project 'demo'")
         click.echo("")

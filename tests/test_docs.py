@@ -1,0 +1,100 @@
+"""The generated docs stay in sync, and every command has help.
+
+Regenerate docs/cli.md with: PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from plugin_sdk.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_DOC = ROOT / "docs" / "cli.md"
+
+
+def walk(command: click.Command, path: tuple[str, ...] = ()):
+    yield path, command
+    if isinstance(command, click.Group):
+        for name in sorted(command.commands):
+            yield from walk(command.commands[name], (*path, name))
+
+
+def render_cli_doc() -> str:
+    runner = CliRunner()
+    parts = [
+        "# Command line reference\n",
+        "Generated from `memsdk --help` and each command's help; do not edit by hand.",
+        "Regenerate: `PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py`.\n",
+    ]
+    for path, _command in walk(cli):
+        result = runner.invoke(cli, [*path, "--help"], prog_name="memsdk", terminal_width=88)
+        assert result.exit_code == 0, result.output
+        parts.append(f"## memsdk {' '.join(path)}".rstrip() + "\n")
+        parts.append("```text\n" + result.output.rstrip() + "\n```\n")
+    return "\n".join(parts)
+
+
+def test_cli_doc_is_current():
+    expected = render_cli_doc()
+    if os.environ.get("PLUGIN_SDK_REGEN_DOCS"):
+        CLI_DOC.write_text(expected, "utf-8")
+    assert CLI_DOC.read_text("utf-8") == expected, (
+        "docs/cli.md is stale: PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py"
+    )
+
+
+@pytest.mark.parametrize("path", [p for p, _ in walk(cli)], ids=lambda p: " ".join(p) or "memsdk")
+def test_every_command_has_help(path):
+    command = cli
+    for name in path:
+        command = command.commands[name]
+    assert command.help and command.help.strip(), f"memsdk {' '.join(path)} has no help text"
+
+
+def test_readme_links_exist():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    for line in readme.splitlines():
+        for piece in line.split("](")[1:]:
+            target = piece.split(")", 1)[0]
+            if target.startswith("http"):
+                continue
+            assert (ROOT / target).exists(), f"README links to missing {target}"
+
+
+def test_ci_runs_the_readme_commands():
+    readme = (ROOT / "README.md").read_text("utf-8")
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    blocks = readme.split("```sh\n")[1:3]
+    commands = [block.split("\n```", 1)[0].strip() for block in blocks]
+    assert len(commands) == 2
+    for command in commands:
+        assert command in ci.splitlines(), f".ci/run does not run the README command: {command}"
+
+
+def fenced(text: str, language: str) -> list[str]:
+    return [block.split("\n```", 1)[0] for block in text.split(f"```{language}\n")[1:]]
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/pack-format.md"])
+def test_pack_examples_in_docs_validate(doc, tmp_path):
+    from plugin_sdk.packs import parse_pack_text
+
+    blocks = [b for b in fenced((ROOT / doc).read_text("utf-8"), "toml") if "[categories." in b]
+    assert blocks, f"{doc} has no pack example"
+    for block in blocks:
+        pack = parse_pack_text(block, source=doc, suffix=".toml")
+        assert pack.categories
+
+
+def test_readme_python_example_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (block,) = fenced((ROOT / "README.md").read_text("utf-8"), "python")
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    namespace["store"].close()  # type: ignore[attr-defined]
