@@ -39,7 +39,7 @@ RETURNING id, seen_count, status
 
 
 class InvalidMemory(MemsdkError, ValueError):
-    """A memory's fields are out of range (empty text, importance outside 0..1)."""
+    """A memory's fields are out of range (empty text, importance outside 1..100)."""
 
 
 class Memories:
@@ -57,7 +57,7 @@ class Memories:
         category: str,
         *,
         project: str | None = None,
-        importance: float = 0.5,
+        importance: int = 50,
         scope: str = "project",
         shareable: bool = False,
         source: str = "",
@@ -89,7 +89,7 @@ class Memories:
                             item["content"],
                             item["category"],
                             item.get("project", project),
-                            item.get("importance", 0.5),
+                            item.get("importance", 50),
                             item.get("scope", "project"),
                             item.get("shareable", False),
                             item.get("source", ""),
@@ -154,7 +154,7 @@ class Memories:
         content: str,
         category: str,
         project: str | None,
-        importance: float,
+        importance: int,
         scope: str,
         shareable: bool,
         source: str,
@@ -174,7 +174,7 @@ class Memories:
                 text,
                 normalized_hash(text),
                 "active",
-                float(importance),
+                int(importance),
                 scope,
                 int(bool(shareable)),
                 source,
@@ -294,7 +294,7 @@ class Memories:
         *,
         content: str | None = None,
         category: str | None = None,
-        importance: float | None = None,
+        importance: int | None = None,
         scope: str | None = None,
         shareable: bool | None = None,
     ) -> Memory:
@@ -331,7 +331,7 @@ class Memories:
                 changes["tokenizer"] = self.store.tokenizer.name
         if importance is not None:
             _check_importance(importance)
-            changes["importance"] = float(importance)
+            changes["importance"] = int(importance)
         if scope is not None:
             changes["scope"] = scope
         if shareable is not None:
@@ -380,6 +380,6 @@ def _check_content(content: str) -> str:
     return content.strip()
 
 
-def _check_importance(importance: float) -> None:
-    if not isinstance(importance, (int, float)) or not 0 <= importance <= 1:
-        raise InvalidMemory(f"importance must be a number from 0 to 1, got {importance!r}")
+def _check_importance(importance: int) -> None:
+    if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 100:
+        raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")

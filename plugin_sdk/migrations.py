@@ -83,7 +83,7 @@ def m001_initial(db: Database) -> None:
             normalized_hash TEXT NOT NULL,
             status TEXT NOT NULL DEFAULT 'active' CHECK (status IN
                 ('active', 'archived', 'superseded', 'pending', 'quarantined')),
-            importance REAL NOT NULL DEFAULT 0.5 CHECK (importance BETWEEN 0 AND 1),
+            importance INTEGER NOT NULL DEFAULT 50 CHECK (importance BETWEEN 1 AND 100),
             scope TEXT NOT NULL DEFAULT 'project',
             shareable INTEGER NOT NULL DEFAULT 0 CHECK (shareable IN (0, 1)),
             superseded_by INTEGER REFERENCES memories(id),

@@ -23,7 +23,7 @@ class Memory:
     content: str
     normalized_hash: str
     status: str
-    importance: float
+    importance: int
     scope: str
     shareable: bool
     superseded_by: int | None

@@ -19,14 +19,14 @@ def memory() -> None:
 @memory.command()
 @click.argument("content")
 @click.option("-c", "--category", required=True, help="One of the store's categories.")
-@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--importance", type=click.IntRange(1, 100), default=50, show_default=True)
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
 @store_options
 @JSON_OPTION
 def write(
     content: str,
     category: str,
-    importance: float,
+    importance: int,
     source: str,
     db: str | None,
     project: str | None,
@@ -151,7 +151,7 @@ def list_(
 @click.argument("memory_id", type=int)
 @click.option("--content", help="New text (use - to read standard input).")
 @click.option("-c", "--category", help="Move to this category.")
-@click.option("--importance", type=click.FloatRange(0, 1))
+@click.option("--importance", type=click.IntRange(1, 100))
 @click.option("--scope")
 @click.option("--shareable/--not-shareable", default=None)
 @store_options
@@ -160,7 +160,7 @@ def update(
     memory_id: int,
     content: str | None,
     category: str | None,
-    importance: float | None,
+    importance: int | None,
     scope: str | None,
     shareable: bool | None,
     db: str | None,
