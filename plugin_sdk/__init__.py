@@ -22,6 +22,7 @@ from .errors import (
     StoreError,
     UnknownCategory,
 )
+from .hookspecs import hookimpl
 from .models import Category, Memory, SearchHit, WriteResult
 from .pack_sources import available_packs, resolve_pack
 from .packs import Pack, load_pack_file, validate_pack
@@ -45,6 +46,7 @@ __all__ = [
     "UnknownCategory",
     "WriteResult",
     "available_packs",
+    "hookimpl",
     "load_pack_file",
     "project_for",
     "resolve_pack",

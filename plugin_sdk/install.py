@@ -41,8 +41,9 @@ class InstalledPack:
     description: str
     content_hash: str
     source: str
-    installed_at: str
-    updated_at: str
+    document: dict[str, Any] = attrs.field(converter=json.loads, repr=False)
+    installed_at: str = ""
+    updated_at: str = ""
 
 
 @attrs.define
@@ -92,13 +93,14 @@ class Packs:
         now = self.store.now()
         with self.store.atomic():
             self.db.execute(
-                "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     pack.name,
                     pack.version,
                     pack.description,
                     pack.content_hash,
                     pack.source,
+                    _document(pack),
                     now,
                     now,
                 ],
@@ -131,12 +133,13 @@ class Packs:
         with self.store.atomic():
             self.db.execute(
                 """UPDATE packs SET version = ?, description = ?, content_hash = ?, source = ?,
-                   updated_at = ? WHERE name = ?""",
+                   document = ?, updated_at = ? WHERE name = ?""",
                 [
                     pack.version,
                     pack.description,
                     pack.content_hash,
                     pack.source,
+                    _document(pack),
                     self.store.now(),
                     pack.name,
                 ],
@@ -302,18 +305,7 @@ class Packs:
                 moved += 1
                 continue
             # Same text already in the target: fold into it, keeping the row.
-            target = self.db.execute(
-                "SELECT merged_from FROM memories WHERE id = ?", [clash[0]]
-            ).fetchone()
-            merged = sorted({*json.loads(target[0] or "[]"), row["id"]})
-            self.db.execute(
-                "UPDATE memories SET seen_count = seen_count + ?, merged_from = ?, updated_at = ? WHERE id = ?",
-                [row["seen_count"], json.dumps(merged), now, clash[0]],
-            )
-            self.db.execute(
-                "UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ? WHERE id = ?",
-                [clash[0], now, row["id"]],
-            )
+            self.store.memories.fold(row["id"], clash[0])
             folded += 1
         self.db.execute(
             "UPDATE categories SET status = 'retired', renamed_to = ?, updated_at = ? WHERE name = ?",
@@ -402,6 +394,10 @@ def _check_mapping(
                 f"{pack.version} ({', '.join(sorted(pack.categories))}); nothing was changed"
             )
     return {name: mapping[name] for name in removed}
+
+
+def _document(pack: Pack) -> str:
+    return json.dumps(pack.document, ensure_ascii=False, sort_keys=True)
 
 
 def _version_key(version: str) -> tuple[int, int, int, int]:

@@ -15,6 +15,7 @@ and writes nothing. Text that must be kept although its category is unknown
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -65,9 +66,11 @@ class Memories:
         """Write one memory (deduplicated); see the module docstring."""
         kinds = self._active_kinds()
         with self.store.atomic():
-            return self._upsert(
+            result = self._upsert(
                 kinds, content, category, project, importance, scope, shareable, source
             )
+        self._written([result])
+        return result
 
     def write_many(
         self, items: Iterable[Mapping[str, Any]], *, project: str | None = None
@@ -105,7 +108,15 @@ class Memories:
                     ) from error
                 except InvalidMemory as error:
                     raise InvalidMemory(f"item {position}: {error}") from error
+        self._written(results)
         return results
+
+    def _written(self, results: list[WriteResult]) -> None:
+        hook = self.store.plugins.hook.memory_written
+        if not hook.get_hookimpls():
+            return
+        for result in results:
+            hook(store=self.store, memory_id=result.id, created=result.created)
 
     def quarantine(
         self,
@@ -134,7 +145,7 @@ class Memories:
                     text,
                     normalized_hash(text),
                     "quarantined",
-                    0.5,
+                    50,
                     "project",
                     0,
                     source,
@@ -352,6 +363,58 @@ class Memories:
                 ) from error
         return self.get(memory_id)
 
+    def merge(self, source_ids: Iterable[int], into: int) -> Memory:
+        """Fold ``source_ids`` into memory ``into``, in one transaction.
+
+        Each source becomes ``superseded`` with ``superseded_by = into``; the
+        target's ``merged_from`` gains the source ids and its ``seen_count``
+        their seen counts. All must share the target's project and category
+        (a cross-category merge is refused: categories key deduplication), the
+        target must be active, and no source may already be superseded.
+        """
+        target = self.get(into)
+        sources = [self.get(memory_id) for memory_id in dict.fromkeys(source_ids)]
+        if target.status != "active":
+            raise MergeRefused(f"merge target {into} is {target.status}, not active")
+        for source in sources:
+            if source.id == into:
+                raise MergeRefused(f"memory {into} cannot be merged into itself")
+            if (source.project, source.category) != (target.project, target.category):
+                raise MergeRefused(
+                    f"memory {source.id} ({source.project}, {source.category}) and memory {into} "
+                    f"({target.project}, {target.category}) are not in the same project and "
+                    "category; cross-category merges are refused"
+                )
+            if source.status in ("superseded", "quarantined"):
+                raise MergeRefused(f"memory {source.id} is {source.status} and cannot be merged")
+        with self.store.atomic():
+            for source in sources:
+                self.fold(source.id, into)
+        ids = [source.id for source in sources]
+        self.store.plugins.hook.memories_merged(store=self.store, source_ids=ids, target_id=into)
+        return self.get(into)
+
+    def fold(self, source_id: int, target_id: int) -> None:
+        """Supersede one memory by another (call inside a transaction; no checks)."""
+        now = self.store.now()
+        source = self.db.execute(
+            "SELECT seen_count FROM memories WHERE id = ?", [source_id]
+        ).fetchone()
+        merged = self.db.execute(
+            "SELECT merged_from FROM memories WHERE id = ?", [target_id]
+        ).fetchone()[0]
+        ids = sorted({*json.loads(merged or "[]"), source_id})
+        self.db.execute(
+            """UPDATE memories SET seen_count = seen_count + ?, merged_from = ?, updated_at = ?
+               WHERE id = ?""",
+            [source[0], json.dumps(ids), now, target_id],
+        )
+        self.db.execute(
+            """UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?
+               WHERE id = ?""",
+            [target_id, now, source_id],
+        )
+
     def archive(self, memory_id: int) -> Memory:
         """Archive a memory: kept, but no longer searched or injected by default.
 
@@ -371,7 +434,12 @@ class Memories:
                 "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?",
                 [now, now, memory_id],
             )
+        self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
         return self.get(memory_id)
+
+
+class MergeRefused(MemsdkError, ValueError):
+    """A merge across projects or categories, or of memories that cannot merge."""
 
 
 def _check_content(content: str) -> str:
@@ -381,5 +449,9 @@ def _check_content(content: str) -> str:
 
 
 def _check_importance(importance: int) -> None:
-    if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 100:
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int)
+        or not 1 <= importance <= 100
+    ):
         raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")

@@ -33,6 +33,7 @@ def m001_initial(db: Database) -> None:
             description TEXT NOT NULL,
             content_hash TEXT NOT NULL,
             source TEXT NOT NULL,
+            document TEXT NOT NULL,
             installed_at TEXT NOT NULL,
             updated_at TEXT NOT NULL
         );

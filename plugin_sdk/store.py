@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from .errors import SchemaTooNew, StoreError, UnknownCategory
 from .migrations import KNOWN, migrations
 from .models import CRITERIA_FIELDS, Category, Criterion
+from .plugins import PluginManager, make_plugin_manager
 from .project import project_for
 from .tokens import TokenCounter, default_counter
 
@@ -38,8 +39,11 @@ class Store:
     :param path: the SQLite file (created if missing), or ``":memory:"``.
     :param project: the default project for reads and writes; derived from the
         current directory's git repository when omitted (see ``project.py``).
-    :param tokenizer: counts tokens for each memory's cached ``token_count``.
+    :param tokenizer: counts tokens for each memory's cached ``token_count``;
+        default: the ``token_counter`` hook, else tiktoken offline.
     :param clock: returns the current time (tests inject a fixed clock).
+    :param plugins: the plugin manager whose hooks the stages call; default: a
+        fresh one from :func:`~plugin_sdk.plugins.make_plugin_manager`.
     """
 
     def __init__(
@@ -49,10 +53,14 @@ class Store:
         project: str | None = None,
         tokenizer: TokenCounter | None = None,
         clock: Clock = utc_now,
+        plugins: PluginManager | None = None,
     ) -> None:
         self.path = str(path)
         self.clock = clock
-        self.tokenizer: TokenCounter = tokenizer or default_counter()
+        self.plugins = plugins if plugins is not None else make_plugin_manager()
+        self.tokenizer: TokenCounter = (
+            tokenizer or self.plugins.hook.token_counter() or default_counter()
+        )
         self.db = _connect(self.path)
         self._migrate()
         self.project = project if project is not None else project_for()

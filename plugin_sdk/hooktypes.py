@@ -1,0 +1,104 @@
+"""Records that travel through the stage hooks (see ``hookspecs.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+@attrs.frozen
+class Prompt:
+    """What a stage asks the host's model.
+
+    ``purpose`` names the stage step (``historian``, ``classify``, ``curate``,
+    ``retrospective``, ...), so one model hook can route or log per purpose.
+    ``messages`` are chat messages (``{"role": ..., "content": ...}``) that
+    follow the system prompt.
+    """
+
+    purpose: str
+    system: str
+    messages: list[dict[str, str]]
+
+
+@attrs.frozen
+class Fact:
+    """One fact the historian's model reported, before admission."""
+
+    category: str
+    text: str
+    line: int  # 1-based line of the reply where the fact starts
+
+
+@attrs.frozen
+class Malformed:
+    """A piece of a model reply that could not be parsed."""
+
+    text: str
+    reason: str
+    line: int
+
+
+@attrs.frozen
+class ParsedReply:
+    """A historian reply: facts in reply order, and what could not be parsed."""
+
+    facts: list[Fact]
+    malformed: list[Malformed]
+    empty: bool  # the model said explicitly that there is nothing to remember
+
+
+@attrs.frozen
+class Admission:
+    """How a fact enters the store: ``write`` it, or ``quarantine`` it with a reason."""
+
+    action: str  # "write" | "quarantine"
+    reason: str = ""
+    importance: int = 50
+
+
+@attrs.frozen
+class Classification:
+    """What classify decides for a memory; it never includes a category."""
+
+    importance: int  # 1..100
+    scope: str
+    shareable: bool
+    signal: str  # which rule or model decided, for the record
+
+
+@attrs.frozen
+class Candidate:
+    """A memory the injector may show."""
+
+    memory_id: int
+    category: str
+    kind: str
+    priority: int
+    importance: int
+    content: str
+    token_count: int
+    seen_count: int = 1
+
+
+@attrs.frozen
+class DreamerTask:
+    """A unit of background maintenance, registered by a plugin.
+
+    ``run(context)`` does one bounded batch of work and returns how many items
+    it handled; it reads and saves its place through ``context.cursor`` and
+    ``context.save(cursor, done)``, which commits the cursor in the same
+    transaction as the batch's writes. It returns 0 when nothing is left.
+    """
+
+    name: str
+    description: str
+    run: Callable[[Any], int]
+    schedule: str = "daily"  # a hint for hosts: "hourly", "daily", "weekly", "manual"
+    batch_size: int = 50
+    total: Callable[[Store], int] | None = None  # how many items a full pass covers

@@ -1,0 +1,98 @@
+"""Fixtures and helpers for plugin and pack authors' tests.
+
+Use it from a ``conftest.py``::
+
+    pytest_plugins = ["plugin_sdk.testing"]
+
+    def test_my_pack(memsdk_store):
+        memsdk_store.packs.install(resolve_pack("my_pack.toml"))
+
+Fixtures: ``memsdk_plugins`` (a fresh plugin manager with the built-ins and no
+third-party plugins), ``scripted_model`` (a :class:`ScriptedModel`, registered
+on that manager), ``memsdk_store`` (a fresh store in a temporary directory,
+project ``test``, using that manager; no pack installed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .hookspecs import hookimpl
+from .hooktypes import Prompt
+from .plugins import PluginManager, make_plugin_manager
+from .store import Store
+
+
+class ScriptedModel:
+    """A deterministic model: answers prompts from a list, in order.
+
+    Each answer is a string or a callable taking the :class:`Prompt`. Every
+    prompt is kept in ``prompts``. Running out of answers raises
+    ``AssertionError`` naming the prompt's purpose, so a test never passes on
+    an unplanned model call. Register it on a plugin manager:
+    ``pm.register(model, name="scripted-model")``.
+    """
+
+    def __init__(self, answers: Iterable[str | Callable[[Prompt], str]] = ()) -> None:
+        self.answers = list(answers)
+        self.prompts: list[Prompt] = []
+
+    def add(self, *answers: str | Callable[[Prompt], str]) -> None:
+        self.answers.extend(answers)
+
+    @hookimpl
+    def model_complete(self, prompt: Prompt) -> str:
+        self.prompts.append(prompt)
+        if not self.answers:
+            raise AssertionError(f"ScriptedModel has no answer left for a {prompt.purpose!r} prompt")
+        answer = self.answers.pop(0)
+        return answer(prompt) if callable(answer) else answer
+
+
+def fresh_plugin_manager(*plugins: tuple[str, object]) -> PluginManager:
+    """The built-ins only (no third-party plugins), plus ``plugins``."""
+    return make_plugin_manager(allow=(), block=(), plugins=plugins, trace=False)
+
+
+@pytest.fixture
+def memsdk_plugins() -> PluginManager:
+    return fresh_plugin_manager()
+
+
+@pytest.fixture
+def scripted_model(memsdk_plugins: PluginManager) -> ScriptedModel:
+    model = ScriptedModel()
+    memsdk_plugins.register(model, name="scripted-model")
+    return model
+
+
+@pytest.fixture
+def memsdk_store(tmp_path: Path, memsdk_plugins: PluginManager) -> Iterator[Store]:
+    store = Store(tmp_path / "memsdk-test.db", project="test", plugins=memsdk_plugins)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def pack_document(name: str, version: str, categories: dict[str, str], **extra: Any) -> dict[str, Any]:
+    """A minimal valid pack document: ``categories`` maps name -> kind."""
+    return {
+        "format": 1,
+        "name": name,
+        "version": version,
+        "description": f"Test pack {name}.",
+        "categories": {
+            category: {
+                "kind": kind,
+                "priority": 10 * (index + 1),
+                "criteria": {"definition": f"Memories of kind {kind} filed as {category}."},
+            }
+            for index, (category, kind) in enumerate(categories.items())
+        },
+        **extra,
+    }
