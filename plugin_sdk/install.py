@@ -400,8 +400,14 @@ def _document(pack: Pack) -> str:
     return json.dumps(pack.document, ensure_ascii=False, sort_keys=True)
 
 
-def _version_key(version: str) -> tuple[int, int, int, int]:
+def _version_key(version: str) -> tuple[Any, ...]:
+    """Semantic-version precedence (semver.org, rule 11); build metadata is ignored."""
     core = version.split("+", 1)[0]
     numbers, _, prerelease = core.partition("-")
     major, minor, patch = (int(part) for part in numbers.split("."))
-    return (major, minor, patch, 0 if prerelease else 1)
+    if not prerelease:
+        return (major, minor, patch, 1, ())
+    identifiers = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in prerelease.split(".")
+    )
+    return (major, minor, patch, 0, identifiers)

@@ -239,6 +239,8 @@ class Memories:
         if include_superseded:
             statuses.append("superseded")
         match = query if raw else self.db.quote_fts(query)
+        if not match.replace('"', "").strip():
+            return []  # no words to look for (only quotes)
         sql = f"""
             SELECT m.*, bm25(memories_fts) AS rank
             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
@@ -337,9 +339,12 @@ class Memories:
             if clash:
                 raise DuplicateMemory(memory_id, clash[0])
             changes.update(content=new_text, category=new_category, normalized_hash=digest)
-            if new_text != current.content:
-                changes["token_count"] = self.store.tokenizer.count(new_text)
-                changes["tokenizer"] = self.store.tokenizer.name
+        # Count again when the text changed, or the row has no count from this
+        # store's counter (a released quarantine row, a changed tokenizer).
+        counter = self.store.tokenizer
+        if new_text != current.content or current.tokenizer != counter.name:
+            changes["token_count"] = counter.count(new_text)
+            changes["tokenizer"] = counter.name
         if importance is not None:
             _check_importance(importance)
             changes["importance"] = int(importance)

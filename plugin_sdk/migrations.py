@@ -148,3 +148,46 @@ def m001_initial(db: Database) -> None:
         END;
         """
     )
+
+
+@step
+def m002_stages(db: Database) -> None:
+    db.executescript(
+        """
+        -- The dreamer's place in each task's pass, per project, and its lease.
+        CREATE TABLE dreamer_state (
+            task TEXT NOT NULL,
+            project TEXT NOT NULL,
+            cursor TEXT,
+            done INTEGER NOT NULL DEFAULT 0,
+            passes INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'idle' CHECK (status IN ('idle', 'running', 'failed')),
+            lease_owner TEXT,
+            lease_until TEXT,
+            started_at TEXT,
+            updated_at TEXT,
+            finished_at TEXT,
+            last_error TEXT,
+            PRIMARY KEY (task, project)
+        );
+
+        -- Changes that wait for a person (the approval queue builds on this).
+        CREATE TABLE proposals (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            diff_type TEXT NOT NULL CHECK (diff_type IN
+                ('claude_md', 'memory_entry', 'skill', 'allowlist')),
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+                ('pending', 'approved', 'rejected', 'applied', 'failed')),
+            rationale TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            diff TEXT NOT NULL,
+            diff_hash TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX proposals_pending_once ON proposals (project, diff_type, diff_hash)
+            WHERE status = 'pending';
+        """
+    )

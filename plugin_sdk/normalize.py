@@ -8,7 +8,8 @@ person would call different:
 2. case folding (``str.casefold``);
 3. every run of whitespace, line breaks included, becomes one space, and the
    ends are stripped;
-4. trailing sentence punctuation (``.``, ``!``, ``;``) is dropped.
+4. trailing sentence punctuation (``.``, ``!``, ``;``, with any spaces among
+   them) is dropped.
 
 Punctuation inside the text, digits and word order are kept.
 """
@@ -20,14 +21,14 @@ import re
 import unicodedata
 
 _WHITESPACE = re.compile(r"\s+")
-_TRAILING = ".!;"
+_TRAILING = re.compile(r"[\s.!;]+$")
 
 
 def normalize(text: str) -> str:
     """Return the dedup form of ``text`` (see the module docstring)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     collapsed = _WHITESPACE.sub(" ", folded).strip()
-    return collapsed.rstrip(_TRAILING).rstrip()
+    return _TRAILING.sub("", collapsed)
 
 
 def normalized_hash(text: str) -> str:

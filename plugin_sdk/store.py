@@ -62,7 +62,13 @@ class Store:
             tokenizer or self.plugins.hook.token_counter() or default_counter()
         )
         self.db = _connect(self.path)
-        self._migrate()
+        try:
+            self._migrate()
+            if self.path != ":memory:":
+                self.db.enable_wal()
+        except BaseException:
+            self.db.close()
+            raise
         self.project = project if project is not None else project_for()
         from .criteria import Criteria
         from .install import Packs
@@ -157,15 +163,17 @@ def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
 
 
 def _connect(path: str) -> Database:
+    """Open the file with the store's pragmas (WAL is switched on after migrating)."""
+    db = None
     try:
         if path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         db = Database(path, execute_plugins=False)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
-        if path != ":memory:":
-            db.enable_wal()
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.DatabaseError, OSError) as error:
+        if db is not None:
+            db.close()
         raise StoreError(f"cannot open store {path}: {error}") from error
     return db

@@ -48,7 +48,9 @@ class ScriptedModel:
     def model_complete(self, prompt: Prompt) -> str:
         self.prompts.append(prompt)
         if not self.answers:
-            raise AssertionError(f"ScriptedModel has no answer left for a {prompt.purpose!r} prompt")
+            raise AssertionError(
+                f"ScriptedModel has no answer left for a {prompt.purpose!r} prompt"
+            )
         answer = self.answers.pop(0)
         return answer(prompt) if callable(answer) else answer
 
@@ -79,7 +81,9 @@ def memsdk_store(tmp_path: Path, memsdk_plugins: PluginManager) -> Iterator[Stor
         store.close()
 
 
-def pack_document(name: str, version: str, categories: dict[str, str], **extra: Any) -> dict[str, Any]:
+def pack_document(
+    name: str, version: str, categories: dict[str, str], **extra: Any
+) -> dict[str, Any]:
     """A minimal valid pack document: ``categories`` maps name -> kind."""
     return {
         "format": 1,

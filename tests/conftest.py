@@ -1,0 +1,140 @@
+"""Shared fixtures: temp-file stores, small pack documents, pack files, table dumps."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plugin_sdk import Store, resolve_pack
+
+PROJECT = "test-project"
+POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A temp-file store for project ``test-project`` with the built-in ``ops`` pack."""
+    s = Store(tmp_path / "m.db", project=PROJECT)
+    try:
+        s.packs.install(resolve_pack("ops"))
+        yield s
+    finally:
+        s.close()
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path) -> Iterator[Store]:
+    """A temp-file store for project ``test-project`` with no pack installed."""
+    s = Store(tmp_path / "empty.db", project=PROJECT)
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def category_doc(
+    kind: str = "content",
+    priority: int = 10,
+    definition: str = "A test category.",
+    **criteria: Any,
+) -> dict[str, Any]:
+    """One category of a pack document; extra keyword arguments are criteria fields."""
+    return {"kind": kind, "priority": priority, "criteria": {"definition": definition, **criteria}}
+
+
+def pack_doc_factory(
+    categories: dict[str, dict[str, Any]] | None = None,
+    *,
+    name: str = "garden",
+    version: str = "1.0.0",
+    description: str = "A small pack for tests.",
+) -> dict[str, Any]:
+    """A complete, valid pack document (one category unless told otherwise)."""
+    if categories is None:
+        categories = {"GARDEN_LOG": category_doc()}
+    return {
+        "format": 1,
+        "name": name,
+        "version": version,
+        "description": description,
+        "categories": categories,
+    }
+
+
+@pytest.fixture
+def category() -> Callable[..., dict[str, Any]]:
+    """``category(kind=..., priority=..., definition=..., **criteria)`` -> category dict."""
+    return category_doc
+
+
+@pytest.fixture
+def pack_doc() -> Callable[..., dict[str, Any]]:
+    """``pack_doc(categories, name=..., version=...)`` -> pack document dict."""
+    return pack_doc_factory
+
+
+def to_toml(document: dict[str, Any]) -> str:
+    """Render a pack-shaped dict as TOML (tables, strings, ints, bools, lists)."""
+    lines: list[str] = []
+
+    def key(k: str) -> str:
+        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)  # JSON string escapes are valid TOML basic strings
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        raise TypeError(f"cannot render {type(v).__name__} as TOML here")
+
+    def table(prefix: list[str], d: dict[str, Any]) -> None:
+        if prefix:
+            lines.append("")
+            lines.append("[" + ".".join(key(p) for p in prefix) + "]")
+        for k, v in d.items():
+            if not isinstance(v, dict):
+                lines.append(f"{key(k)} = {value(v)}")
+        for k, v in d.items():
+            if isinstance(v, dict):
+                table([*prefix, k], v)
+
+    table([], document)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def write_pack(tmp_path: Path) -> Callable[..., Path]:
+    """``write_pack(document, filename="pack.toml")`` writes TOML or JSON by suffix."""
+
+    def write(document: dict[str, Any], filename: str = "pack.toml") -> Path:
+        path = tmp_path / filename
+        if path.suffix == ".json":
+            path.write_text(json.dumps(document, indent=2), "utf-8")
+        else:
+            path.write_text(to_toml(document), "utf-8")
+        return path
+
+    return write
+
+
+def dump_tables(store: Store, tables: tuple[str, ...] = POLICY_TABLES) -> dict[str, list[tuple]]:
+    """Every row of the policy and memory tables, for before/after comparisons."""
+    return {
+        table: [tuple(row) for row in store.db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
+        for table in tables
+    }
+
+
+@pytest.fixture
+def table_dump() -> Callable[[Store], dict[str, list[tuple]]]:
+    """``table_dump(store)`` -> rows of packs, categories, criteria, history, memories."""
+    return dump_tables
