@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ..errors import MemsdkError
+from ..plugins import make_plugin_manager
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
 
@@ -69,12 +70,30 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
 
 
 def _register() -> None:
-    from . import criteria, demo, memory, pack
+    from . import criteria, demo, dream, memory, pack, plugins, prompt
 
     cli.add_command(pack.pack)
     cli.add_command(criteria.criteria)
     cli.add_command(memory.memory)
     cli.add_command(demo.demo)
+    cli.add_command(plugins.plugins)
+    cli.add_command(prompt.prompt)
+    cli.add_command(dream.dream)
 
 
 _register()
+
+
+def main() -> None:
+    """The console script: plugins may add commands before the command line runs."""
+    manager = make_plugin_manager()
+    for impl in manager.hook.register_commands.get_hookimpls():
+        try:
+            impl.function(cli=cli)
+        except Exception as error:  # one plugin's bug must not take the command line down
+            click.echo(
+                f"memsdk: plugin {impl.plugin_name!r} failed to add commands: "
+                f"{type(error).__name__}: {error}",
+                err=True,
+            )
+    cli(obj={"plugins": manager})

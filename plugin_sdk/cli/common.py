@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from ..paths import default_db_path
+from ..plugins import PluginManager, make_plugin_manager
 from ..store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,8 +33,20 @@ def store_options(fn: F) -> F:
     return fn
 
 
+def plugin_manager() -> PluginManager:
+    """The command line's plugin manager: built once per invocation."""
+    ctx = click.get_current_context()
+    root = ctx.find_root()
+    if not isinstance(root.obj, dict):
+        root.obj = {}
+    if "plugins" not in root.obj:
+        root.obj["plugins"] = make_plugin_manager()
+    manager: PluginManager = root.obj["plugins"]
+    return manager
+
+
 def open_store(db: str | None, project: str | None) -> Store:
-    return Store(db or default_db_path(), project=project)
+    return Store(db or default_db_path(), project=project, plugins=plugin_manager())
 
 
 def echo_json(value: Any) -> None:

@@ -1,0 +1,51 @@
+"""Built-in dreamer task ``classify``: keep importance, scope and shareable current."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugin_sdk import hookimpl
+from plugin_sdk.classify import apply
+from plugin_sdk.hooktypes import DreamerTask
+
+
+def run(context: Any) -> int:
+    store = context.store
+    ids = [
+        row["id"]
+        for row in store.db.query(
+            "SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ? ORDER BY id LIMIT ?",
+            [context.project, context.cursor or 0, context.batch_size],
+        )
+    ]
+    if not ids:
+        return 0
+    memories = [store.memories.get(memory_id) for memory_id in ids]
+    decisions = [store.plugins.hook.classify_memory(store=store, memory=m) for m in memories]
+    with context.batch():
+        for memory, decision in zip(memories, decisions, strict=True):
+            apply(store, memory, decision)
+        context.save(ids[-1], len(ids))
+    return len(ids)
+
+
+def total(store: Any) -> int:
+    return int(
+        store.db.execute(
+            "SELECT count(*) FROM memories WHERE project = ? AND status = 'active'", [store.project]
+        ).fetchone()[0]
+    )
+
+
+@hookimpl
+def register_dreamer_tasks(register: Any) -> None:
+    register(
+        DreamerTask(
+            name="classify",
+            description="Rate importance, scope and shareable of active memories.",
+            run=run,
+            schedule="daily",
+            batch_size=100,
+            total=total,
+        )
+    )

@@ -1,0 +1,132 @@
+"""Built-in dreamer task ``curate``: merge near-duplicates inside one category.
+
+A memory's near-duplicates are active memories of the same project and
+category whose word sets overlap by at least ``SIMILARITY`` (Jaccard). Content
+memories are merged into the most detailed one (the longest text; the older on
+a tie), with the host's model writing the merged text when there is one.
+Intent memories are never merged by the dreamer: it files a proposal for a
+person instead. Merging across categories never happens: candidates come from
+the memory's own category only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from plugin_sdk import hookimpl
+from plugin_sdk.errors import DuplicateMemory
+from plugin_sdk.hooktypes import DreamerTask, Prompt
+from plugin_sdk.prompts import dreamer_curate
+
+SIMILARITY = 0.8
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text) if len(w) > 1}
+
+
+def similarity(a: str, b: str) -> float:
+    left, right = words(a), words(b)
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def near_duplicates(store: Any, memory: Any, project: str) -> list[Any]:
+    terms = sorted(words(memory.content), key=lambda w: (-len(w), w))[:16]
+    if not terms:
+        return []
+    query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    hits = store.memories.search(
+        query, project=project, category=memory.category, limit=20, raw=True
+    )
+    return [
+        hit.memory
+        for hit in hits
+        if hit.memory.id != memory.id
+        and similarity(memory.content, hit.memory.content) >= SIMILARITY
+    ]
+
+
+def _merged_text(store: Any, group: list[Any]) -> str | None:
+    listing = "\n\n".join(f"[{m.id}] {m.content}" for m in group)
+    reply = store.plugins.hook.model_complete(
+        prompt=Prompt("curate", dreamer_curate(store), [{"role": "user", "content": listing}])
+    )
+    if reply is None or "<keep-separate/>" in reply or not reply.strip():
+        return None
+    return str(reply.strip())
+
+
+def run(context: Any) -> int:
+    store = context.store
+    rows = list(
+        store.db.query(
+            """SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ?
+               ORDER BY id LIMIT ?""",
+            [context.project, context.cursor or 0, context.batch_size],
+        )
+    )
+    if not rows:
+        return 0
+    plans = []  # decided before the transaction: a model call must not hold the write lock
+    claimed: set[int] = set()
+    for row in rows:
+        memory = store.memories.get(row["id"])
+        if memory.id in claimed:
+            continue
+        dupes = [m for m in near_duplicates(store, memory, context.project) if m.id not in claimed]
+        if not dupes:
+            continue
+        group = sorted([memory, *dupes], key=lambda m: (-len(m.content), m.id))
+        claimed.update(m.id for m in group)
+        text = _merged_text(store, group) if memory.kind == "content" else None
+        plans.append((group, text))
+    with context.batch():
+        for group, text in plans:
+            target, sources = group[0], [m.id for m in group[1:]]
+            if target.kind == "intent":
+                context.propose(
+                    "memory_entry",
+                    f"{len(group)} {target.category} directives say the same thing",
+                    [m.id for m in group],
+                    {
+                        "action": "merge",
+                        "category": target.category,
+                        "into": target.id,
+                        "sources": sources,
+                    },
+                )
+                continue
+            if text and text != target.content:
+                # If the merged text exists already, keep the target's own text.
+                with contextlib.suppress(DuplicateMemory):
+                    store.memories.update(target.id, content=text)
+            store.memories.merge(sources, into=target.id)
+        context.save(rows[-1]["id"], len(rows))
+    return len(rows)
+
+
+def total(store: Any) -> int:
+    return int(
+        store.db.execute(
+            "SELECT count(*) FROM memories WHERE project = ? AND status = 'active'", [store.project]
+        ).fetchone()[0]
+    )
+
+
+@hookimpl
+def register_dreamer_tasks(register: Any) -> None:
+    register(
+        DreamerTask(
+            name="curate",
+            description="Merge near-duplicate memories within each category.",
+            run=run,
+            schedule="daily",
+            batch_size=50,
+            total=total,
+        )
+    )

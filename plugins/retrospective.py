@@ -1,0 +1,83 @@
+"""Built-in dreamer task ``retrospective``: propose standing rules from recurring facts.
+
+It reads content memories of promotable categories that were seen at least
+``RECURRING`` times. With the host's model, it asks (with the retrospective
+prompt built from the store's criteria) which of them deserve a rule; without
+one, each recurring fact becomes a proposal to promote it to the store's first
+intent category of the same pack. Either way the result is a proposal for a
+person: intent memories are never written by the dreamer itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugin_sdk import hookimpl
+from plugin_sdk.hooktypes import DreamerTask, Prompt
+from plugin_sdk.prompts import dreamer_retrospective
+from plugin_sdk.tagged import parse_tagged
+
+RECURRING = 2
+
+
+def _candidates(store: Any, project: str, after: int, limit: int) -> list[Any]:
+    promotable = [c.name for c in store.categories() if c.promotable and c.kind == "content"]
+    if not promotable:
+        return []
+    marks = ", ".join("?" * len(promotable))
+    rows = store.db.query(
+        f"""SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ?
+            AND seen_count >= ? AND category IN ({marks}) ORDER BY id LIMIT ?""",
+        [project, after, RECURRING, *promotable, limit],
+    )
+    return [store.memories.get(row["id"]) for row in rows]
+
+
+def run(context: Any) -> int:
+    store = context.store
+    batch = _candidates(store, context.project, context.cursor or 0, context.batch_size)
+    if not batch:
+        return 0
+    categories = store.categories()
+    intent = [c for c in categories if c.kind == "intent"]
+    proposals = []
+    listing = "\n".join(f"[{m.id}] ({m.category}, seen {m.seen_count}x) {m.content}" for m in batch)
+    reply = store.plugins.hook.model_complete(
+        prompt=Prompt(
+            "retrospective", dreamer_retrospective(store), [{"role": "user", "content": listing}]
+        )
+    )
+    if reply is not None:
+        names = {c.name for c in intent}
+        for fact in parse_tagged(reply).facts:
+            if fact.category in names:
+                proposals.append((fact.category, fact.text, [m.id for m in batch], "the model"))
+    else:
+        for memory in batch:
+            pack = next(c.pack for c in categories if c.name == memory.category)
+            target = next((c for c in intent if c.pack == pack), None)
+            if target is not None:
+                proposals.append((target.name, memory.content, [memory.id], "recurrence"))
+    with context.batch():
+        for category, text, evidence, why in proposals:
+            context.propose(
+                "memory_entry",
+                f"recurring fact proposed as a standing rule (by {why})",
+                evidence,
+                {"action": "write", "category": category, "content": text},
+            )
+        context.save(batch[-1].id, len(batch))
+    return len(batch)
+
+
+@hookimpl
+def register_dreamer_tasks(register: Any) -> None:
+    register(
+        DreamerTask(
+            name="retrospective",
+            description="Propose standing rules from facts that keep recurring.",
+            run=run,
+            schedule="weekly",
+            batch_size=25,
+        )
+    )
