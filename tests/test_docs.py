@@ -92,9 +92,17 @@ def test_pack_examples_in_docs_validate(doc, tmp_path):
         assert pack.categories
 
 
-def test_readme_python_example_runs(tmp_path, monkeypatch):
+def test_readme_python_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (block,) = fenced((ROOT / "README.md").read_text("utf-8"), "python")
+    host, plugin = fenced((ROOT / "README.md").read_text("utf-8"), "python")
     namespace: dict[str, object] = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(host, "README.md", "exec"), namespace)
     namespace["store"].close()  # type: ignore[attr-defined]
+
+    from plugin_sdk.hooktypes import Fact
+
+    exec(compile(plugin, "README.md", "exec"), namespace)
+    admit = namespace["historian_admit"]
+    verdict = admit(None, Fact("ANY", "db password is hunter2", 1))  # type: ignore[operator]
+    assert verdict.action == "quarantine"
+    assert admit(None, Fact("ANY", "deploys on Tuesdays", 1)) is None  # type: ignore[operator]
