@@ -14,9 +14,13 @@ from typing import Any
 
 import attrs
 
+from .composites import CompositeError
 from .errors import MemsdkError
+from .fragment import fragment, reconstruct
 from .pack_sources import resolve_pack
 from .store import Store
+
+LONG_MEMORY_CHARS = 600
 
 
 @attrs.define
@@ -28,6 +32,8 @@ class DemoReport:
     rows: list[dict[str, Any]]
     searches: list[dict[str, Any]]
     total_tokens: int
+    fragments: list[dict[str, Any]] = attrs.field(factory=list)
+    example: dict[str, Any] | None = None
 
 
 def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -58,6 +64,7 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
     items, queries = sample_for(pack.name)
     results = store.memories.write_many(items)
     created = sum(1 for r in results if r.created)
+    fragments = fragment_long(store)
     counts = store.memories.counts()
     tokens = {
         row["category"]: row["tokens"]
@@ -102,7 +109,46 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
         rows=rows,
         searches=searches,
         total_tokens=sum(row["tokens"] for row in rows),
+        fragments=fragments,
+        example=_example(store, fragments),
     )
+
+
+def fragment_long(store: Store, min_chars: int = LONG_MEMORY_CHARS) -> list[dict[str, Any]]:
+    """Fragment every active memory longer than ``min_chars`` that splits."""
+    done = []
+    for memory in store.memories.list(limit=None):
+        if len(memory.content) < min_chars:
+            continue
+        try:
+            result = fragment(store, memory.id)
+        except CompositeError:
+            continue  # no steps, settings or paragraphs: stays whole
+        done.append(
+            {
+                "original": result.original,
+                "header": result.header,
+                "details": result.details,
+                "category": memory.category,
+            }
+        )
+    return done
+
+
+def _example(store: Store, fragments: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for item in fragments:
+        header = store.memories.get(item["header"])
+        if header.kind == "intent":
+            details = [store.memories.get(d).content for d in item["details"]]
+            return {
+                "header": header.id,
+                "category": header.category,
+                "title": header.content,
+                "details": details,
+                "exact": reconstruct(store, header.id)
+                == store.memories.get(item["original"]).content,
+            }
+    return None
 
 
 def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) -> None:
@@ -127,13 +173,31 @@ def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) 
         f"All active memories together are {report.total_tokens} tokens; "
         "an injection budget is about 4000, so the injector must choose."
     )
+    details = sum(len(f["details"]) for f in report.fragments)
+    echo("")
+    echo(
+        f"Fragmentation: {len(report.fragments)} long memories became headers over "
+        f"{details} details (originals superseded, nothing lost)."
+    )
+    example = report.example
+    if example:
+        echo(
+            f"  header #{example['header']} ({example['category']}): {_clip(example['title'], width - 24)}"
+        )
+        for detail in example["details"][:4]:
+            echo(f"    - {_clip(detail, width - 8)}")
+        if len(example["details"]) > 4:
+            echo(f"    ... and {len(example['details']) - 4} more (memsdk composite map)")
+        echo(f"  header + details reconstruct the original exactly: {example['exact']}")
     for search in report.searches:
         echo("")
         echo(f"search {search['query']!r}:")
         if not search["hits"]:
             echo("  (no matches)")
         for hit in search["hits"]:
-            text = " ".join(hit["content"].split())
-            room = width - 28
-            text = text if len(text) <= room else text[: room - 1] + "…"
-            echo(f"  #{hit['id']:<5} {hit['category']:<16} {text}")
+            echo(f"  #{hit['id']:<5} {hit['category']:<16} {_clip(hit['content'], width - 26)}")
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

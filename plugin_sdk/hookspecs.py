@@ -181,6 +181,24 @@ def classify_memory(store: Store, memory: Memory) -> Classification | None:
     """
 
 
+# Fragmentation: long memories become a header and details.
+
+
+@hookspec(firstresult=True)
+def split_memory(store: Store, memory: Memory) -> list[str] | None:
+    """Split a long memory's text into pieces for fragmentation.
+
+    Stops at the first non-``None`` result. The pieces, concatenated, must
+    equal ``memory.content`` exactly (so header and details reconstruct it);
+    return ``None`` (or fewer than two pieces) when the text has no natural
+    parts. The built-in splits numbered steps, then ``key = value`` lines,
+    then paragraphs.
+
+    :param store: the store.
+    :param memory: the memory to split.
+    """
+
+
 # Injection: candidates -> ranking -> rendering (the injector uses them).
 
 

@@ -362,6 +362,8 @@ class Memories:
                     f"UPDATE memories SET {assignments} WHERE id = ?",
                     [*changes.values(), memory_id],
                 )
+                if "content" in changes and new_text != current.content:
+                    self.store.composites.mark_stale(memory_id)
             except sqlite3.IntegrityError as error:
                 raise MemsdkError(
                     f"memory {memory_id}: update refused by the store: {error}"
@@ -400,7 +402,10 @@ class Memories:
         return self.get(into)
 
     def fold(self, source_id: int, target_id: int) -> None:
-        """Supersede one memory by another (call inside a transaction; no checks)."""
+        """Supersede one memory by another (call inside a transaction; no checks).
+
+        Composites follow: see ``Composites.repoint``.
+        """
         now = self.store.now()
         source = self.db.execute(
             "SELECT seen_count FROM memories WHERE id = ?", [source_id]
@@ -419,6 +424,8 @@ class Memories:
                WHERE id = ?""",
             [target_id, now, source_id],
         )
+        self.store.composites.repoint(source_id, target_id)
+        self.store.composites.mark_stale(target_id)
 
     def archive(self, memory_id: int) -> Memory:
         """Archive a memory: kept, but no longer searched or injected by default.
@@ -439,6 +446,7 @@ class Memories:
                 "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?",
                 [now, now, memory_id],
             )
+            self.store.composites.mark_stale(memory_id)
         self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
         return self.get(memory_id)
 

@@ -191,3 +191,79 @@ def m002_stages(db: Database) -> None:
             WHERE status = 'pending';
         """
     )
+
+
+@step
+def m003_composites(db: Database) -> None:
+    db.executescript(
+        """
+        -- Typed star groups: one head, ordered members (the seed's Proposal 2).
+        CREATE TABLE composites (
+            id INTEGER PRIMARY KEY,
+            type TEXT NOT NULL CHECK (type IN ('sequence', 'theme', 'cause', 'alternatives')),
+            head_memory_id INTEGER NOT NULL REFERENCES memories(id),
+            cursor INTEGER NOT NULL DEFAULT 0,
+            cyclic INTEGER NOT NULL DEFAULT 0 CHECK (cyclic IN (0, 1)),
+            layout TEXT,
+            stale_since TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX composites_head ON composites (head_memory_id);
+
+        CREATE TABLE composite_members (
+            composite_id INTEGER NOT NULL REFERENCES composites(id) ON DELETE CASCADE,
+            member_memory_id INTEGER NOT NULL REFERENCES memories(id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (composite_id, member_memory_id)
+        );
+        CREATE INDEX composite_members_member ON composite_members (member_memory_id);
+
+        -- The head is never a member of its own composite (breaks trivial cycles).
+        CREATE TRIGGER composite_members_not_head BEFORE INSERT ON composite_members
+        WHEN NEW.member_memory_id = (SELECT head_memory_id FROM composites WHERE id = NEW.composite_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: a composite head cannot be its own member');
+        END;
+        CREATE TRIGGER composite_members_not_head_update BEFORE UPDATE OF member_memory_id
+        ON composite_members
+        WHEN NEW.member_memory_id = (SELECT head_memory_id FROM composites WHERE id = NEW.composite_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: a composite head cannot be its own member');
+        END;
+        CREATE TRIGGER composites_head_not_member BEFORE UPDATE OF head_memory_id ON composites
+        WHEN EXISTS (SELECT 1 FROM composite_members
+                     WHERE composite_id = NEW.id AND member_memory_id = NEW.head_memory_id)
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: a composite head cannot be its own member');
+        END;
+
+        -- What happened to composites that a person could not otherwise see.
+        CREATE TABLE composite_events (
+            id INTEGER PRIMARY KEY,
+            composite_id INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX composite_events_composite ON composite_events (composite_id, id);
+
+        -- Frozen reference sets: a read-time snapshot of a composite.
+        CREATE TABLE reference_sets (
+            id INTEGER PRIMARY KEY,
+            composite_id INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            head_memory_id INTEGER NOT NULL,
+            note TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE reference_set_items (
+            set_id INTEGER NOT NULL REFERENCES reference_sets(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            memory_id INTEGER NOT NULL,
+            normalized_hash TEXT NOT NULL,
+            content TEXT NOT NULL,
+            PRIMARY KEY (set_id, position)
+        );
+        """
+    )

@@ -70,6 +70,7 @@ class Store:
             self.db.close()
             raise
         self.project = project if project is not None else project_for()
+        from .composites import Composites
         from .criteria import Criteria
         from .install import Packs
         from .memories import Memories
@@ -77,6 +78,7 @@ class Store:
         self.memories = Memories(self)
         self.criteria = Criteria(self)
         self.packs = Packs(self)
+        self.composites = Composites(self)
 
     def __enter__(self) -> Store:
         return self

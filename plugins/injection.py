@@ -1,5 +1,8 @@
 """Built-in injection: active memories as candidates, ranked by value, rendered by category.
 
+Details of a fragmented memory are not candidates: their header is, shown
+marked ``[expand ID]``.
+
 Rendering escapes ``&``, ``<`` and ``>`` in memory text (as ``&amp;``,
 ``&lt;``, ``&gt;``), so no memory can close or forge the ``<memory>`` block.
 """
@@ -16,9 +19,13 @@ from plugin_sdk.hooktypes import Candidate
 def injection_candidates(store: Any, project: str) -> list[Candidate]:
     rows = store.db.query(
         """SELECT m.id, m.category, m.kind, m.importance, m.content, m.token_count,
-                  m.tokenizer, m.seen_count, m.last_seen_at, c.priority
+                  m.tokenizer, m.seen_count, m.last_seen_at, c.priority,
+                  (SELECT count(*) FROM composites s JOIN composite_members d ON d.composite_id = s.id
+                   WHERE s.head_memory_id = m.id AND s.type = 'sequence') AS details
            FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
-           WHERE m.project = ? AND m.status = 'active'""",
+           WHERE m.project = ? AND m.status = 'active'
+             AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
+                              JOIN composites s ON s.id = d.composite_id WHERE s.type = 'sequence')""",
         [project],
     )
     counter = store.tokenizer
@@ -29,7 +36,7 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
             kind=row["kind"],
             priority=row["priority"],
             importance=row["importance"],
-            content=row["content"],
+            content=row["content"] + (f" [expand {row['id']}]" if row["details"] else ""),
             token_count=row["token_count"]
             if row["tokenizer"] == counter.name and row["token_count"] is not None
             else counter.count(row["content"]),

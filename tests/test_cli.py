@@ -192,7 +192,11 @@ def test_demo_report(run, tmp_path):
     result = run("demo", "--db", str(db), "--json")
     report = json.loads(result.output)
     assert report["folded"] == 6 and report["written"] >= 200
-    assert sum(row["active"] for row in report["rows"]) == report["written"]
+    details = sum(len(f["details"]) for f in report["fragments"])
+    assert report["fragments"], "the demo fragments its long SOPs and config dossiers"
+    # Each fragmented original is superseded by its header; its details are new rows.
+    assert sum(row["active"] for row in report["rows"]) == report["written"] + details
+    assert report["example"]["exact"] is True
     priorities = [row["priority"] for row in report["rows"]]
     assert priorities == sorted(priorities)
     assert all(search["hits"] for search in report["searches"])

@@ -190,6 +190,23 @@ def update(
 
 
 @memory.command()
+@click.argument("sources", type=int, nargs=-1, required=True)
+@click.option("--into", "target", type=int, required=True, help="The memory that remains.")
+@store_options
+@JSON_OPTION
+def merge(
+    sources: tuple[int, ...], target: int, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Merge SOURCES into another memory of the same category (composites follow)."""
+    with open_store(db, project) as store:
+        merged = store.memories.merge(list(sources), into=target)
+    if as_json:
+        echo_json(merged.to_dict())
+    else:
+        click.echo(f"Merged {', '.join(f'#{s}' for s in sources)} into {_line(merged)}")
+
+
+@memory.command()
 @click.argument("memory_id", type=int)
 @store_options
 def archive(memory_id: int, db: str | None, project: str | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -9,6 +10,7 @@ import click
 from ..errors import MemsdkError, PackError
 from ..pack_sources import available_packs, resolve_pack
 from ..packs import Pack
+from ..paths import default_db_path
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
 
@@ -22,8 +24,10 @@ def pack() -> None:
 @JSON_OPTION
 def list_(db: str | None, project: str | None, as_json: bool) -> None:
     """Packs available by name (entry points) and packs installed in the store."""
-    with open_store(db, project) as store:
-        installed = {p.name: p for p in store.packs.installed()}
+    installed = {}
+    if Path(db or default_db_path()).exists():  # listing must not create a store
+        with open_store(db, project) as store:
+            installed = {p.name: p for p in store.packs.installed()}
     rows: list[dict[str, Any]] = []
     for found in available_packs():
         rows.append(
