@@ -17,6 +17,7 @@ import attrs
 from .composites import CompositeError
 from .errors import MemsdkError
 from .fragment import fragment, reconstruct
+from .inject import DEFAULT_BUDGET, inject
 from .pack_sources import resolve_pack
 from .store import Store
 
@@ -34,6 +35,7 @@ class DemoReport:
     total_tokens: int
     fragments: list[dict[str, Any]] = attrs.field(factory=list)
     example: dict[str, Any] | None = None
+    injection: dict[str, Any] | None = None
 
 
 def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -111,6 +113,7 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
         total_tokens=sum(row["tokens"] for row in rows),
         fragments=fragments,
         example=_example(store, fragments),
+        injection=inject(store, budget=DEFAULT_BUDGET).to_dict(),
     )
 
 
@@ -201,3 +204,20 @@ def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) 
 def _clip(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def render_injection(report: DemoReport, echo: Callable[[str], None]) -> None:
+    """The injected table of contents and its token account."""
+    if report.injection is None:
+        return
+    shown = report.injection
+    echo(f"The injected table of contents ({shown['budget']}-token budget):")
+    echo("")
+    echo(shown["text"] or f"({shown['note']})")
+    echo("")
+    echo(
+        f"Account: {shown['tokens']}/{shown['budget']} tokens; {len(shown['shown'])} of "
+        f"{shown['candidates']} headers and standalone memories shown; {shown['reachable']} of "
+        f"{shown['active']} active memories reachable directly or by one expand "
+        f"(coverage {shown['coverage']:.0%})."
+    )

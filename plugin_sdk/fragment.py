@@ -2,9 +2,11 @@
 
 ``fragment(store, memory_id)`` splits the text (``split_memory`` hook), writes
 each piece as a detail memory in the same category, writes a **header**: an
-ordinary memory with high importance holding a short summary (from the host's
-model when it answers, else the first line of the text and the number of
-parts), chains the details under it with a ``sequence`` composite, and
+ordinary memory with high importance holding a short summary: from the host's
+model when it answers; else the text's own title line when it opens with one
+(a one-line preamble such as ``SOP: failover of ...``), which then heads the
+details instead of being one; else the first line (`` (overview)`` is added
+if that would equal a detail). It chains the details under it with a ``sequence`` composite, and
 supersedes the original by the header. All in one transaction.
 
 Nothing is lost: the composite keeps the whitespace around each piece
@@ -15,6 +17,7 @@ same normalized text are kept as one detail (a composite holds a memory once).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import attrs
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 HEADER_IMPORTANCE = 80
 SUMMARY_CHARS = 160
+_STEP = re.compile(r"\d{1,3}[.)]\s")
 
 
 @attrs.frozen
@@ -36,7 +40,7 @@ class Fragmented:
     header: int
     details: list[int]
     composite: int
-    summary_by: str  # "model" or "first line"
+    summary_by: str  # "model", "title line" or "first line"
 
 
 def fragment(store: Store, memory_id: int) -> Fragmented:
@@ -56,8 +60,19 @@ def fragment(store: Store, memory_id: int) -> Fragmented:
         raise CompositeError(
             f"memory {memory_id} has no numbered steps, settings or paragraphs to split"
         )
-    summary, by = _summary(store, memory.content, len(pieces))
-    layout = [_edges(piece) for piece in pieces]
+    summary, by = _model_summary(store, memory.content), "model"
+    head_piece = None
+    if summary is None and _is_title(pieces[0]):
+        head_piece, pieces = pieces[0], pieces[1:]  # the text's own title line heads it
+        summary, by = head_piece.strip(), "title line"
+    elif summary is None:
+        summary, by = _first_line(memory.content), "first line"
+    if normalized_hash(summary) in {normalized_hash(piece) for piece in pieces}:
+        summary += " (overview)"  # a header never equals one of its own details
+    layout = {
+        "head": _edges(head_piece) if head_piece is not None else None,
+        "members": [_edges(piece) for piece in pieces],
+    }
     with store.atomic():
         header = store.memories.write(
             summary,
@@ -89,9 +104,14 @@ def reconstruct(store: Store, header_id: int) -> str:
     composite = sequences[0]
     texts = [store.memories.get(member).content for member in composite.members]
     layout = composite.layout
-    if not layout or len(layout) != len(texts):
-        return "\n".join(texts)
-    return "".join(lead + text + trail for (lead, trail), text in zip(layout, texts, strict=True))
+    if not isinstance(layout, dict) or len(layout.get("members", [])) != len(texts):
+        return "\n".join(texts)  # members were added or removed since: no exact layout
+    head = ""
+    if layout["head"] is not None:
+        lead, trail = layout["head"]
+        head = lead + store.memories.get(header_id).content + trail
+    pairs = zip(layout["members"], texts, strict=True)
+    return head + "".join(lead + text + trail for (lead, trail), text in pairs)
 
 
 def _distinct(pieces: list[str]) -> list[str]:
@@ -118,7 +138,18 @@ def _edges(piece: str) -> tuple[str, str]:
     return lead, trail
 
 
-def _summary(store: Store, text: str, parts: int) -> tuple[str, str]:
+def _is_title(piece: str) -> bool:
+    """A one-line preamble that names the whole (not a step or a setting)."""
+    line = piece.strip()
+    return (
+        0 < len(line) <= 2 * SUMMARY_CHARS
+        and "\n" not in line
+        and "=" not in line
+        and not _STEP.match(line)
+    )
+
+
+def _model_summary(store: Store, text: str) -> str | None:
     prompt = Prompt(
         "summarize",
         "Write a one-line summary (at most 25 words) of this memory for a table of contents. "
@@ -127,9 +158,12 @@ def _summary(store: Store, text: str, parts: int) -> tuple[str, str]:
     )
     reply = store.plugins.hook.model_complete(prompt=prompt)
     if reply and reply.strip():
-        line = " ".join(reply.split())[:SUMMARY_CHARS]
-        return f"{line} ({parts} parts)", "model"
+        return " ".join(reply.split())[:SUMMARY_CHARS]
+    return None
+
+
+def _first_line(text: str) -> str:
     first = next(line.strip() for line in text.splitlines() if line.strip())
     if len(first) > SUMMARY_CHARS:
         first = first[: SUMMARY_CHARS - 1].rstrip() + "…"
-    return f"{first} ({parts} parts)", "first line"
+    return first

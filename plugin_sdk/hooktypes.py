@@ -84,6 +84,10 @@ class Candidate:
     content: str
     token_count: int
     seen_count: int = 1
+    last_seen_at: str = ""
+    pinned: bool = False
+    details: int = 0  # a header's number of details (0 for a standalone memory)
+    content_hash: str = ""
 
 
 @attrs.frozen

@@ -1,25 +1,45 @@
 """The injector: the block a host puts in front of its model, within a token budget.
 
-``inject(store, budget=4000)`` collects candidates (``injection_candidates``),
-orders them (``injection_rank``), packs them greedily in that order, skipping
-what does not fit rather than stopping, renders the chosen ones
-(``injection_render``) and counts the rendered text once. The budget is a hard
-cap on that final text: while it is over, the lowest-ranked chosen candidate
-is dropped and the text rendered again. If nothing fits, the text is empty and
-``left_out`` says why.
+``inject(store, budget=4000)`` collects candidates (``injection_candidates``;
+the built-in offers headers and standalone memories, not details), orders them
+(``injection_rank``; the built-in puts pinned memories first, then directives,
+then categories in the DB's priority order, then importance with the
+documented tie-breaks), packs them greedily in that order, **skipping** what
+does not fit rather than stopping, renders the chosen ones
+(``injection_render``) and counts the rendered text once.
 
-Packing estimates each candidate's cost from its cached token count plus
-:data:`LINE_OVERHEAD` (and :data:`SECTION_OVERHEAD` for the first of its
-category); the final count is exact.
+**The budget is a hard cap on the final text.** Packing estimates each
+candidate's cost from its cached token count plus :data:`LINE_OVERHEAD` (and
+:data:`SECTION_OVERHEAD` for the first of its category); if the exact count of
+the rendered text is still over, the lowest-ranked chosen candidate is dropped
+and the text rendered again. If nothing fits, the text is empty and the
+account says so (``note``).
+
+**The account**: tokens used, ids shown, ids left out and why, and coverage:
+the share of the project's active memories reachable from the text directly
+or by one ``expand`` (a shown header reaches its details).
+
+**Sessions and deltas.** ``inject(..., session=ID)`` records what the session
+was shown and counts a retrieval for each shown memory (retrieval counts go up
+only for what a model actually saw). ``delta(store, ID)`` then renders only
+what changed since (new, updated, removed) in a small ``<memory-delta>`` block,
+so a host can keep its cached prompt prefix; it gets :data:`DELTA_SHARE` of the
+session's budget (at least :data:`DELTA_MIN` tokens). When the changes do not
+fit, the delta says so and the host should inject afresh.
+
+**Escaping.** The built-in renderer escapes ``&``, ``<`` and ``>`` in memory
+text, so no memory can close the block or forge a delimiter.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import MemsdkError
+from .errors import MemsdkError, NotFound
 
 if TYPE_CHECKING:
     from .hooktypes import Candidate
@@ -29,6 +49,8 @@ DEFAULT_BUDGET = 4000
 LINE_OVERHEAD = 6
 SECTION_OVERHEAD = 8
 FRAME_OVERHEAD = 12
+DELTA_SHARE = 0.1
+DELTA_MIN = 200
 
 
 @attrs.define
@@ -41,27 +63,34 @@ class Injection:
     shown: list[int]
     left_out: dict[int, str]
     candidates: int
+    reachable: int = 0
+    active: int = 0
+    note: str = ""
+    hashes: dict[int, str] = attrs.field(factory=dict, repr=False)
 
     @property
     def coverage(self) -> float:
-        """Share of candidates shown."""
-        return len(self.shown) / self.candidates if self.candidates else 1.0
+        """Share of active memories reachable from the text directly or by one expand."""
+        return self.reachable / self.active if self.active else 1.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {**attrs.asdict(self), "coverage": self.coverage}
+        data = attrs.asdict(self)
+        data.pop("hashes")
+        return {**data, "coverage": self.coverage}
 
 
-def inject(store: Store, *, project: str | None = None, budget: int = DEFAULT_BUDGET) -> Injection:
+def inject(
+    store: Store,
+    *,
+    project: str | None = None,
+    budget: int = DEFAULT_BUDGET,
+    session: str | None = None,
+) -> Injection:
     """Build the injection block for a project; see the module docstring."""
     if budget < 1:
         raise MemsdkError(f"budget must be at least 1 token, got {budget}")
-    hooks = store.plugins.hook
     project = project or store.project
-    offered: dict[int, Candidate] = {}
-    for batch in hooks.injection_candidates(store=store, project=project):
-        for candidate in batch or []:
-            offered.setdefault(candidate.memory_id, candidate)
-    ranked = hooks.injection_rank(store=store, candidates=list(offered.values()))
+    ranked, offered = _ranked(store, project)
     chosen: list[Candidate] = []
     left_out: dict[int, str] = {}
     used, sections = FRAME_OVERHEAD, set()
@@ -75,18 +104,178 @@ def inject(store: Store, *, project: str | None = None, budget: int = DEFAULT_BU
         chosen.append(candidate)
         sections.add(candidate.category)
         used += cost
-    text = hooks.injection_render(store=store, chosen=chosen) if chosen else ""
-    tokens = store.tokenizer.count(text)
+    text, tokens = _render(store, chosen)
     while tokens > budget and chosen:
         dropped = chosen.pop()
         left_out[dropped.memory_id] = "over budget once rendered"
-        text = hooks.injection_render(store=store, chosen=chosen) if chosen else ""
-        tokens = store.tokenizer.count(text)
-    return Injection(
+        text, tokens = _render(store, chosen)
+    result = Injection(
         text=text,
         tokens=tokens,
         budget=budget,
         shown=[c.memory_id for c in chosen],
         left_out=left_out,
-        candidates=len(offered),
+        candidates=offered,
+        reachable=len(chosen) + sum(c.details for c in chosen),
+        active=_active_count(store, project),
+        note="" if chosen else _nothing_fits(offered, budget),
+        hashes={c.memory_id: c.content_hash for c in chosen},
     )
+    if session is not None:
+        _record(store, session, project, result)
+        store.memories.record_retrievals(result.shown)
+    return result
+
+
+@attrs.define
+class Delta:
+    """What changed for a session since its last injection."""
+
+    text: str
+    tokens: int
+    budget: int
+    new: list[int]
+    updated: list[int]
+    removed: list[int]
+    fits: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def delta(
+    store: Store, session: str, *, project: str | None = None, budget: int | None = None
+) -> Delta:
+    """Render what changed since the session's last injection or delta, and record it."""
+    project = project or store.project
+    row = store.db.execute(
+        "SELECT budget, shown FROM injections WHERE session_id = ? AND project = ?",
+        [session, project],
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no injection recorded for session {session!r}; inject with session= first")
+    before: dict[str, str] = json.loads(row[1])
+    now = inject(store, project=project, budget=row[0])
+    after = {str(k): v for k, v in now.hashes.items()}
+    new = sorted(int(k) for k in after.keys() - before.keys())
+    removed = sorted(int(k) for k in before.keys() - after.keys())
+    updated = sorted(int(k) for k in after.keys() & before.keys() if after[k] != before[k])
+    limit = budget if budget is not None else max(DELTA_MIN, int(row[0] * DELTA_SHARE))
+    text = _render_delta(store, new, updated, removed)
+    tokens = store.tokenizer.count(text)
+    fits = tokens <= limit
+    if not fits:
+        text = (
+            f"<memory-delta>\n{len(new)} new, {len(updated)} updated and {len(removed)} removed "
+            "memories: too many changes for a delta; the memory block should be refreshed.\n"
+            "</memory-delta>"
+        )
+        tokens = store.tokenizer.count(text)
+    if not (new or updated or removed):
+        text, tokens = "", 0
+    _record(store, session, project, now)
+    store.memories.record_retrievals([*new, *updated])
+    return Delta(text, tokens, limit, new, updated, removed, fits)
+
+
+@attrs.define
+class Expansion:
+    """A header's details (or one memory), rendered within an optional budget."""
+
+    text: str
+    tokens: int
+    shown: list[int]
+    left_out: list[int]
+
+
+def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expansion:
+    """A header's details in order (or the memory itself), within ``budget`` tokens.
+
+    Details are taken in sequence order while they fit; the rest are listed
+    in ``left_out``. Each detail shown counts one retrieval.
+    """
+    memory = store.memories.get(memory_id)
+    sequences = [c for c in store.composites.by_head(memory_id) if c.type == "sequence"]
+    if memory.status != "active" and not sequences:
+        raise NotFound(f"memory {memory_id} is {memory.status}; nothing to expand")
+    ids = sequences[0].members if sequences else [memory_id]
+    lines = [f'<memory-details of="{memory_id}">']
+    shown: list[int] = []
+    left: list[int] = []
+    for member in ids:
+        detail = store.memories.get(member)
+        line = f"- [{detail.id}] " + escape(detail.content).replace("\n", "\n  ")
+        candidate = "\n".join([*lines, line, "</memory-details>"])
+        if budget is not None and (left or store.tokenizer.count(candidate) > budget):
+            left.append(member)
+            continue
+        lines.append(line)
+        shown.append(member)
+    text = "\n".join([*lines, "</memory-details>"]) if shown else ""
+    store.memories.record_retrievals(shown)
+    return Expansion(text, store.tokenizer.count(text), shown, left)
+
+
+def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
+    hooks = store.plugins.hook
+    offered: dict[int, Candidate] = {}
+    for batch in hooks.injection_candidates(store=store, project=project):
+        for candidate in batch or []:
+            offered.setdefault(candidate.memory_id, candidate)
+    return hooks.injection_rank(store=store, candidates=list(offered.values())), len(offered)
+
+
+def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
+    text = store.plugins.hook.injection_render(store=store, chosen=chosen) if chosen else ""
+    return text, store.tokenizer.count(text)
+
+
+def escape(text: str) -> str:
+    """Memory text made safe inside the memory blocks: ``&``, ``<``, ``>`` as entities."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _render_delta(store: Store, new: list[int], updated: list[int], removed: list[int]) -> str:
+    lines = ["<memory-delta>"]
+    for title, ids in (("New", new), ("Updated", updated)):
+        if ids:
+            lines.append(f"{title}:")
+            for memory_id in ids:
+                text = escape(store.memories.get(memory_id).content).replace("\n", "\n  ")
+                lines.append(f"- [{memory_id}] {text}")
+    if removed:
+        lines.append("No longer current: " + ", ".join(f"[{memory_id}]" for memory_id in removed))
+    lines.append("</memory-delta>")
+    return "\n".join(lines)
+
+
+def _record(store: Store, session: str, project: str, result: Injection) -> None:
+    shown = json.dumps({str(k): v for k, v in result.hashes.items()}, sort_keys=True)
+    digest = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
+    now = store.now()
+    with store.atomic():
+        store.db.execute(
+            """INSERT INTO injections (session_id, project, budget, tokens, text_hash, shown, created_at)
+               VALUES (?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (session_id, project) DO UPDATE SET budget = excluded.budget,
+                   tokens = excluded.tokens, text_hash = excluded.text_hash,
+                   shown = excluded.shown, created_at = excluded.created_at""",
+            [session, project, result.budget, result.tokens, digest, shown, now],
+        )
+
+
+def _active_count(store: Store, project: str) -> int:
+    return int(
+        store.db.execute(
+            """SELECT count(*) FROM memories m JOIN categories c
+               ON c.name = m.category AND c.status = 'active'
+               WHERE m.project = ? AND m.status = 'active'""",
+            [project],
+        ).fetchone()[0]
+    )
+
+
+def _nothing_fits(offered: int, budget: int) -> str:
+    if not offered:
+        return "no memories to inject"
+    return f"nothing fits in {budget} tokens: every one of {offered} candidates is left out"

@@ -310,6 +310,7 @@ class Memories:
         importance: int | None = None,
         scope: str | None = None,
         shareable: bool | None = None,
+        pinned: bool | None = None,
     ) -> Memory:
         """Change a memory's fields; text and category changes re-hash it.
 
@@ -352,6 +353,8 @@ class Memories:
             changes["scope"] = scope
         if shareable is not None:
             changes["shareable"] = int(shareable)
+        if pinned is not None:
+            changes["pinned"] = int(pinned)
         if not changes:
             return current
         changes["updated_at"] = self.store.now()
@@ -426,6 +429,19 @@ class Memories:
         )
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)
+
+    def record_retrievals(self, memory_ids: Iterable[int]) -> None:
+        """Count one retrieval for each memory actually shown to a model."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.conn.executemany(
+                """UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = ?
+                   WHERE id = ?""",
+                [(now, memory_id) for memory_id in ids],
+            )
 
     def archive(self, memory_id: int) -> Memory:
         """Archive a memory: kept, but no longer searched or injected by default.

@@ -267,3 +267,25 @@ def m003_composites(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m004_injection(db: Database) -> None:
+    db.executescript(
+        """
+        -- Pinned memories are shown first and never dropped for a lower-ranked one.
+        ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1));
+
+        -- What each session was last shown, so the next injection can be a delta.
+        CREATE TABLE injections (
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            budget INTEGER NOT NULL,
+            tokens INTEGER NOT NULL,
+            text_hash TEXT NOT NULL,
+            shown TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, project)
+        );
+        """
+    )

@@ -39,12 +39,14 @@ class Memory:
     last_seen_at: str
     last_retrieved_at: str | None
     archived_at: str | None
+    pinned: bool = False
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Memory:
         fields = {f.name for f in attrs.fields(cls)}
         values = {k: v for k, v in row.items() if k in fields}
         values["shareable"] = bool(values["shareable"])
+        values["pinned"] = bool(values.get("pinned", 0))
         values["merged_from"] = json.loads(values["merged_from"] or "[]")
         return cls(**values)
 

@@ -1,10 +1,10 @@
-"""Built-in injection: active memories as candidates, ranked by value, rendered by category.
+"""Built-in injection: headers and standalone memories, ranked by value, rendered by section.
 
-Details of a fragmented memory are not candidates: their header is, shown
-marked ``[expand ID]``.
-
-Rendering escapes ``&``, ``<`` and ``>`` in memory text (as ``&amp;``,
-``&lt;``, ``&gt;``), so no memory can close or forge the ``<memory>`` block.
+Details of a fragmented memory are not candidates: their header is, shown with
+its number of details and the id to expand. Pinned memories come first, in a
+section of their own; then directives (intent categories); then facts, by
+category in the store's priority order. Memory text is escaped
+(``plugin_sdk.inject.escape``) so no memory can close or forge the block.
 """
 
 from __future__ import annotations
@@ -13,13 +13,20 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.hooktypes import Candidate
+from plugin_sdk.inject import escape
+
+SECTIONS = (
+    ("pinned", "Pinned"),
+    ("intent", "Directives (follow these)"),
+    ("content", "Known facts"),
+)
 
 
 @hookimpl(trylast=True)
 def injection_candidates(store: Any, project: str) -> list[Candidate]:
-    rows = store.db.query(
-        """SELECT m.id, m.category, m.kind, m.importance, m.content, m.token_count,
-                  m.tokenizer, m.seen_count, m.last_seen_at, c.priority,
+    rows = store.db.execute(
+        """SELECT m.id, m.category, m.kind, m.importance, m.content, m.token_count, m.tokenizer,
+                  m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority,
                   (SELECT count(*) FROM composites s JOIN composite_members d ON d.composite_id = s.id
                    WHERE s.head_memory_id = m.id AND s.type = 'sequence') AS details
            FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
@@ -27,20 +34,24 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
              AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
                               JOIN composites s ON s.id = d.composite_id WHERE s.type = 'sequence')""",
         [project],
-    )
+    ).fetchall()
     counter = store.tokenizer
     return [
         Candidate(
-            memory_id=row["id"],
-            category=row["category"],
-            kind=row["kind"],
-            priority=row["priority"],
-            importance=row["importance"],
-            content=row["content"] + (f" [expand {row['id']}]" if row["details"] else ""),
-            token_count=row["token_count"]
-            if row["tokenizer"] == counter.name and row["token_count"] is not None
-            else counter.count(row["content"]),
-            seen_count=row["seen_count"],
+            memory_id=row[0],
+            category=row[1],
+            kind=row[2],
+            importance=row[3],
+            content=row[4],
+            token_count=row[5]
+            if row[6] == counter.name and row[5] is not None
+            else counter.count(row[4]),
+            seen_count=row[7],
+            last_seen_at=row[8],
+            pinned=bool(row[9]),
+            content_hash=row[10],
+            priority=row[11],
+            details=row[12],
         )
         for row in rows
     ]
@@ -48,44 +59,44 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
 
 @hookimpl(trylast=True)
 def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
-    # Directives first, then category priority, then importance with the
-    # documented tie-breaks (seen count, then id: older first). Total order.
-    return sorted(
-        candidates,
+    # A total order: pinned, directives, category priority, importance, then the
+    # documented tie-breaks (seen count, last seen: recent first, id: older first).
+    ranked = sorted(candidates, key=lambda c: c.memory_id)
+    ranked.sort(key=lambda c: c.last_seen_at, reverse=True)
+    ranked.sort(
         key=lambda c: (
+            not c.pinned,
             c.kind != "intent",
             c.priority,
             c.category,
             -c.importance,
             -c.seen_count,
-            c.memory_id,
-        ),
+        )
     )
+    return ranked
 
 
 @hookimpl(trylast=True)
 def injection_render(store: Any, chosen: list[Candidate]) -> str:
     order = {name: index for index, name in enumerate(store.category_names())}
-    by_category: dict[str, list[Candidate]] = {}
+    sections: dict[str, dict[str, list[Candidate]]] = {key: {} for key, _ in SECTIONS}
     for candidate in chosen:
-        by_category.setdefault(candidate.category, []).append(candidate)
+        key = "pinned" if candidate.pinned else candidate.kind
+        sections[key].setdefault(candidate.category, []).append(candidate)
     lines = ["<memory>"]
-    for kind, title in (("intent", "Directives (follow these)"), ("content", "Known facts")):
-        names = sorted(
-            (n for n, cs in by_category.items() if cs[0].kind == kind),
-            key=lambda n: order.get(n, 1 << 30),
-        )
-        if not names:
+    for key, title in SECTIONS:
+        if not sections[key]:
             continue
         lines.append(f"# {title}")
-        for name in names:
+        for name in sorted(sections[key], key=lambda n: (order.get(n, len(order)), n)):
             lines.append(f"## {name}")
-            for candidate in by_category[name]:
-                text = escape(candidate.content).replace("\n", "\n  ")
-                lines.append(f"- [{candidate.memory_id}] {text}")
+            lines.extend(_line(candidate) for candidate in sections[key][name])
     lines.append("</memory>")
     return "\n".join(lines)
 
 
-def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _line(candidate: Candidate) -> str:
+    text = escape(candidate.content).replace("\n", "\n  ")
+    if candidate.details:
+        text += f" ({candidate.details} details: expand {candidate.memory_id})"
+    return f"- [{candidate.memory_id}] {text}"

@@ -40,8 +40,6 @@ def run(context: Any) -> int:
         details = [store.memories.get(m) for m in composite.members]
         live = [d for d in details if d.status == "active"]
         summary = _summary(store, header, live)
-        if summary is not None:
-            summary = f"{summary} ({len(live)} parts)"
         plans.append((composite, header, summary))
     with context.batch():
         for composite, header, summary in plans:

@@ -70,7 +70,7 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
 
 
 def _register() -> None:
-    from . import composite, criteria, demo, dream, memory, pack, plugins, prompt
+    from . import composite, criteria, demo, dream, inject, memory, pack, plugins, prompt
 
     cli.add_command(pack.pack)
     cli.add_command(criteria.criteria)
@@ -80,6 +80,8 @@ def _register() -> None:
     cli.add_command(prompt.prompt)
     cli.add_command(dream.dream)
     cli.add_command(composite.composite)
+    cli.add_command(inject.inject_command)
+    cli.add_command(inject.expand)
 
 
 _register()

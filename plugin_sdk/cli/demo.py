@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 import click
 
-from ..demo import render, run_demo
+from ..demo import render, render_injection, run_demo
 from ..store import Store
 from .common import JSON_OPTION, echo_json
 
@@ -39,6 +39,8 @@ def demo(db: str | None, pack_name: str, as_json: bool) -> None:
         click.echo(f"memsdk demo: store {path if db else '(temporary)'}, project 'demo'")
         click.echo("")
         render(report, click.echo)
+        click.echo("")
+        render_injection(report, click.echo)
         click.echo("")
         if db:
             click.echo(f"Explore it: memsdk memory search --db {db} --project demo 'failover'")

@@ -154,6 +154,7 @@ def list_(
 @click.option("--importance", type=click.IntRange(1, 100))
 @click.option("--scope")
 @click.option("--shareable/--not-shareable", default=None)
+@click.option("--pin/--unpin", "pinned", default=None, help="Pinned memories are injected first.")
 @store_options
 @JSON_OPTION
 def update(
@@ -163,6 +164,7 @@ def update(
     importance: int | None,
     scope: str | None,
     shareable: bool | None,
+    pinned: bool | None,
     db: str | None,
     project: str | None,
     as_json: bool,
@@ -170,9 +172,9 @@ def update(
     """Change a memory; a text or category change is checked for duplicates."""
     if content == "-":
         content = sys.stdin.read()
-    if all(v is None for v in (content, category, importance, scope, shareable)):
+    if all(v is None for v in (content, category, importance, scope, shareable, pinned)):
         raise MemsdkError(
-            "nothing to update: give --content, --category, --importance, --scope or --shareable"
+            "nothing to update: give --content, --category, --importance, --scope, --shareable or --pin"
         )
     with open_store(db, project) as store:
         changed = store.memories.update(
@@ -182,6 +184,7 @@ def update(
             importance=importance,
             scope=scope,
             shareable=shareable,
+            pinned=pinned,
         )
     if as_json:
         echo_json(changed.to_dict())
