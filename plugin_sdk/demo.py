@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from .composites import CompositeError
+from .dreamer import Dreamer
 from .errors import MemsdkError
 from .fragment import fragment, reconstruct
 from .inject import DEFAULT_BUDGET, inject
@@ -22,6 +23,7 @@ from .pack_sources import resolve_pack
 from .store import Store
 
 LONG_MEMORY_CHARS = 600
+MAP_TASK = "map"
 
 
 @attrs.define
@@ -36,6 +38,7 @@ class DemoReport:
     fragments: list[dict[str, Any]] = attrs.field(factory=list)
     example: dict[str, Any] | None = None
     injection: dict[str, Any] | None = None
+    themes: int = 0
 
 
 def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -67,6 +70,7 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
     results = store.memories.write_many(items)
     created = sum(1 for r in results if r.created)
     fragments = fragment_long(store)
+    themes = _build_map(store)
     counts = store.memories.counts()
     tokens = {
         row["category"]: row["tokens"]
@@ -114,7 +118,17 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
         fragments=fragments,
         example=_example(store, fragments),
         injection=inject(store, budget=DEFAULT_BUDGET).to_dict(),
+        themes=themes,
     )
+
+
+def _build_map(store: Store) -> int:
+    """Run the dreamer's map task (theme headers), if a plugin provides it."""
+    dreamer = Dreamer(store)
+    if MAP_TASK not in dreamer.tasks:
+        return 0
+    dreamer.run(MAP_TASK)
+    return len(store.composites.all(type="theme"))
 
 
 def fragment_long(store: Store, min_chars: int = LONG_MEMORY_CHARS) -> list[dict[str, Any]]:
@@ -180,7 +194,8 @@ def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) 
     echo("")
     echo(
         f"Fragmentation: {len(report.fragments)} long memories became headers over "
-        f"{details} details (originals superseded, nothing lost)."
+        f"{details} details (originals superseded, nothing lost); the map task grouped "
+        f"the rest under {report.themes} theme headers."
     )
     example = report.example
     if example:

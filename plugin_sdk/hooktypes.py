@@ -86,8 +86,14 @@ class Candidate:
     seen_count: int = 1
     last_seen_at: str = ""
     pinned: bool = False
-    details: int = 0  # a header's number of details (0 for a standalone memory)
     content_hash: str = ""
+    header: str = ""  # "sequence" or "theme" when the memory heads one, else ""
+    reaches: tuple[int, ...] = ()  # ids one expand of this memory shows
+
+    @property
+    def details(self) -> int:
+        """How many memories one expand of this candidate shows."""
+        return len(self.reaches)
 
 
 @attrs.frozen

@@ -116,7 +116,7 @@ def inject(
         shown=[c.memory_id for c in chosen],
         left_out=left_out,
         candidates=offered,
-        reachable=len(chosen) + sum(c.details for c in chosen),
+        reachable=len({c.memory_id for c in chosen}.union(*(c.reaches for c in chosen))),
         active=_active_count(store, project),
         note="" if chosen else _nothing_fits(offered, budget),
         hashes={c.memory_id: c.content_hash for c in chosen},
@@ -189,16 +189,21 @@ class Expansion:
 
 
 def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expansion:
-    """A header's details in order (or the memory itself), within ``budget`` tokens.
+    """A header's details (or a theme's members) in order, within ``budget`` tokens.
+
+    A memory that heads nothing expands to itself.
 
     Details are taken in sequence order while they fit; the rest are listed
     in ``left_out``. Each detail shown counts one retrieval.
     """
     memory = store.memories.get(memory_id)
-    sequences = [c for c in store.composites.by_head(memory_id) if c.type == "sequence"]
-    if memory.status != "active" and not sequences:
+    groups = sorted(
+        (c for c in store.composites.by_head(memory_id) if c.type in ("sequence", "theme")),
+        key=lambda c: (c.type != "sequence", c.id),
+    )
+    if memory.status != "active" and not groups:
         raise NotFound(f"memory {memory_id} is {memory.status}; nothing to expand")
-    ids = sequences[0].members if sequences else [memory_id]
+    ids = groups[0].members if groups else [memory_id]
     lines = [f'<memory-details of="{memory_id}">']
     shown: list[int] = []
     left: list[int] = []

@@ -1,10 +1,17 @@
-"""Built-in injection: headers and standalone memories, ranked by value, rendered by section.
+"""Built-in injection: a table of contents first, then the memories that fit.
 
-Details of a fragmented memory are not candidates: their header is, shown with
-its number of details and the id to expand. Pinned memories come first, in a
-section of their own; then directives (intent categories); then facts, by
-category in the store's priority order. Memory text is escaped
-(``plugin_sdk.inject.escape``) so no memory can close or forge the block.
+Candidates are the project's active memories in active categories, except the
+details of fragmented memories (their header stands for them). A memory that
+heads a ``sequence`` (a fragment header) or a ``theme`` (a group built by the
+``map`` dreamer task) is shown with how many memories one expand reaches.
+
+The ranking is a total order in three tiers: pinned memories; then headers,
+so the table of contents covers as much of the store as the budget allows;
+then standalone memories, which fill what is left. Within a tier: directives
+(intent) before facts, categories in the store's priority order, importance,
+then the documented tie-breaks (seen count, last seen: recent first, id:
+older first). Memory text is escaped (``plugin_sdk.inject.escape``) so no
+memory can close or forge the block.
 """
 
 from __future__ import annotations
@@ -24,11 +31,21 @@ SECTIONS = (
 
 @hookimpl(trylast=True)
 def injection_candidates(store: Any, project: str) -> list[Candidate]:
-    rows = store.db.execute(
+    db = store.db
+    reaches: dict[int, list[int]] = {}
+    kinds: dict[int, str] = {}
+    for head, kind, member in db.execute(
+        """SELECT c.head_memory_id, c.type, d.member_memory_id
+           FROM composites c JOIN composite_members d ON d.composite_id = c.id
+           JOIN memories m ON m.id = c.head_memory_id
+           WHERE m.project = ? AND c.type IN ('sequence', 'theme') ORDER BY c.id, d.position""",
+        [project],
+    ).fetchall():
+        reaches.setdefault(head, []).append(member)
+        kinds.setdefault(head, kind)
+    rows = db.execute(
         """SELECT m.id, m.category, m.kind, m.importance, m.content, m.token_count, m.tokenizer,
-                  m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority,
-                  (SELECT count(*) FROM composites s JOIN composite_members d ON d.composite_id = s.id
-                   WHERE s.head_memory_id = m.id AND s.type = 'sequence') AS details
+                  m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority
            FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
            WHERE m.project = ? AND m.status = 'active'
              AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
@@ -51,7 +68,8 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
             pinned=bool(row[9]),
             content_hash=row[10],
             priority=row[11],
-            details=row[12],
+            header=kinds.get(row[0], ""),
+            reaches=tuple(reaches.get(row[0], ())),
         )
         for row in rows
     ]
@@ -59,13 +77,11 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
 
 @hookimpl(trylast=True)
 def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
-    # A total order: pinned, directives, category priority, importance, then the
-    # documented tie-breaks (seen count, last seen: recent first, id: older first).
     ranked = sorted(candidates, key=lambda c: c.memory_id)
     ranked.sort(key=lambda c: c.last_seen_at, reverse=True)
     ranked.sort(
         key=lambda c: (
-            not c.pinned,
+            0 if c.pinned else 1 if c.header else 2,
             c.kind != "intent",
             c.priority,
             c.category,
@@ -97,6 +113,8 @@ def injection_render(store: Any, chosen: list[Candidate]) -> str:
 
 def _line(candidate: Candidate) -> str:
     text = escape(candidate.content).replace("\n", "\n  ")
-    if candidate.details:
+    if candidate.header == "sequence":
         text += f" ({candidate.details} details: expand {candidate.memory_id})"
+    elif candidate.header == "theme":
+        text += f" ({candidate.details} memories: expand {candidate.memory_id})"
     return f"- [{candidate.memory_id}] {text}"
