@@ -194,8 +194,12 @@ def test_demo_report(run, tmp_path):
     assert report["folded"] == 6 and report["written"] >= 200
     details = sum(len(f["details"]) for f in report["fragments"])
     assert report["fragments"], "the demo fragments its long SOPs and config dossiers"
-    # Each fragmented original is superseded by its header; its details are new rows.
-    assert sum(row["active"] for row in report["rows"]) == report["written"] + details
+    # Each fragmented original is superseded by its header; its details are new
+    # rows, and so is each theme header the map task adds.
+    assert report["themes"] > 0
+    active = sum(row["active"] for row in report["rows"])
+    assert active == report["written"] + details + report["themes"]
+    assert report["injection"]["tokens"] <= report["injection"]["budget"]
     assert report["example"]["exact"] is True
     priorities = [row["priority"] for row in report["rows"]]
     assert priorities == sorted(priorities)
