@@ -286,8 +286,18 @@ class Composites:
                 )
         for composite_id in sorted(touched):
             self._renumber(composite_id)
+            # Keep the cursor on a member, and flag sequences: their header
+            # may no longer describe what they hold.
+            size = self.db.execute(
+                "SELECT count(*) FROM composite_members WHERE composite_id = ?", [composite_id]
+            ).fetchone()[0]
             self.db.execute(
-                "UPDATE composites SET updated_at = ? WHERE id = ?", [now, composite_id]
+                """UPDATE composites SET updated_at = ?,
+                       cursor = CASE WHEN cyclic = 1 THEN cursor % MAX(?, 1) ELSE MIN(cursor, ?) END,
+                       stale_since = CASE WHEN type = 'sequence'
+                           THEN COALESCE(stale_since, ?) ELSE stale_since END
+                   WHERE id = ?""",
+                [now, size, size, now, composite_id],
             )
 
     def mark_stale(self, member_id: int) -> int:

@@ -63,7 +63,7 @@ def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
 
 def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
     """Install ``pack_name`` (unless present), load its sample, and report."""
-    pack = resolve_pack(pack_name)
+    pack = resolve_pack(pack_name, store.plugins)
     if pack.name not in {p.name for p in store.packs.installed()}:
         store.packs.install(pack)
     items, queries = sample_for(pack.name)

@@ -196,6 +196,7 @@ class Dreamer:
         total = task.total(self.store) if task.total else None
         try:
             while max_batches is None or report.batches < max_batches:
+                context._saved = False
                 handled = task.run(context)
                 if handled == 0:
                     self._finish(task)

@@ -9,10 +9,14 @@ details instead of being one; else the first line (`` (overview)`` is added
 if that would equal a detail). It chains the details under it with a ``sequence`` composite, and
 supersedes the original by the header. All in one transaction.
 
-Nothing is lost: the composite keeps the whitespace around each piece
-(``layout``), so :func:`reconstruct` gives back the original text exactly
-until a detail is edited (then it gives the current text). Two pieces with the
-same normalized text are kept as one detail (a composite holds a memory once).
+Nothing is lost: the composite keeps each piece's exact words and the
+whitespace around it (``layout``), so :func:`reconstruct` gives back the
+original text exactly, even when a piece folded into an existing memory with
+other casing. A detail edited since contributes its current text, and a
+member added later comes on a line of its own. Two pieces with the same
+normalized text are kept as one detail (a composite holds a memory once). A
+header is always a new memory: if its summary already exists in the category,
+`` (from memory N)`` is added.
 """
 
 from __future__ import annotations
@@ -69,10 +73,8 @@ def fragment(store: Store, memory_id: int) -> Fragmented:
         summary, by = _first_line(memory.content), "first line"
     if normalized_hash(summary) in {normalized_hash(piece) for piece in pieces}:
         summary += " (overview)"  # a header never equals one of its own details
-    layout = {
-        "head": _edges(head_piece) if head_piece is not None else None,
-        "members": [_edges(piece) for piece in pieces],
-    }
+    if _exists(store, memory.project, memory.category, summary):
+        summary += f" (from memory {memory_id})"  # a header is always a new memory
     with store.atomic():
         header = store.memories.write(
             summary,
@@ -82,15 +84,22 @@ def fragment(store: Store, memory_id: int) -> Fragmented:
             source=f"fragment:{memory_id}",
         )
         details = [
-            store.memories.write(
-                piece.strip(),
-                memory.category,
-                project=memory.project,
-                importance=memory.importance,
-                source=f"fragment:{memory_id}",
-            ).id
+            _live_id(
+                store,
+                store.memories.write(
+                    piece.strip(),
+                    memory.category,
+                    project=memory.project,
+                    importance=memory.importance,
+                    source=f"fragment:{memory_id}",
+                ).id,
+            )
             for piece in pieces
         ]
+        layout = {
+            "head": None if head_piece is None else _entry(store, header.id, head_piece),
+            "members": [_entry(store, d, piece) for d, piece in zip(details, pieces, strict=True)],
+        }
         composite = store.composites.create("sequence", header.id, details, layout=layout)
         store.memories.fold(memory_id, header.id)
     return Fragmented(memory_id, header.id, details, composite.id, by)
@@ -102,16 +111,56 @@ def reconstruct(store: Store, header_id: int) -> str:
     if not sequences:
         raise CompositeError(f"memory {header_id} is not a header (it heads no sequence)")
     composite = sequences[0]
-    texts = [store.memories.get(member).content for member in composite.members]
-    layout = composite.layout
-    if not isinstance(layout, dict) or len(layout.get("members", [])) != len(texts):
-        return "\n".join(texts)  # members were added or removed since: no exact layout
-    head = ""
+    layout = (
+        composite.layout if isinstance(composite.layout, dict) else {"head": None, "members": []}
+    )
+    entries = {entry["id"]: entry for entry in layout["members"]}
+    parts = []
     if layout["head"] is not None:
-        lead, trail = layout["head"]
-        head = lead + store.memories.get(header_id).content + trail
-    pairs = zip(layout["members"], texts, strict=True)
-    return head + "".join(lead + text + trail for (lead, trail), text in pairs)
+        parts.append(_piece(store, layout["head"]))
+    for member in composite.members:
+        entry = entries.get(member)
+        if entry is None:  # added after fragmentation: on a line of its own
+            parts.append(("\n" if parts else "") + store.memories.get(member).content)
+        else:
+            parts.append(_piece(store, entry))
+    return "".join(parts)
+
+
+def _entry(store: Store, memory_id: int, piece: str) -> dict[str, object]:
+    """How a piece sits in the text: its exact words and the whitespace around them."""
+    lead, trail = _edges(piece)
+    memory = store.memories.get(memory_id)
+    return {
+        "id": memory_id,
+        "lead": lead,
+        "trail": trail,
+        "text": piece.strip(),
+        "hash": memory.normalized_hash,
+    }
+
+
+def _piece(store: Store, entry: dict[str, object]) -> str:
+    """An entry's exact words while its memory is unchanged, else the memory's text."""
+    memory = store.memories.get(int(str(entry["id"])))
+    text = entry["text"] if memory.normalized_hash == entry["hash"] else memory.content
+    return f"{entry['lead']}{text}{entry['trail']}"
+
+
+def _exists(store: Store, project: str, category: str, text: str) -> bool:
+    row = store.db.execute(
+        "SELECT 1 FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?",
+        [project, category, normalized_hash(text)],
+    ).fetchone()
+    return row is not None
+
+
+def _live_id(store: Store, memory_id: int) -> int:
+    """Follow ``superseded_by`` to the memory that stands for a folded detail."""
+    memory = store.memories.get(memory_id)
+    while memory.status == "superseded" and memory.superseded_by is not None:
+        memory = store.memories.get(memory.superseded_by)
+    return memory.id
 
 
 def _distinct(pieces: list[str]) -> list[str]:

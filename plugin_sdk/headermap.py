@@ -24,12 +24,13 @@ TITLE_CHARS = 72
 def header_map(store: Store) -> dict[str, Any]:
     """The map as data: themes and, per category, headers with their details."""
     composites = store.composites.all()
-    sequences = {c.head: c for c in composites if c.type == "sequence"}
+    sequences = [c for c in composites if c.type == "sequence"]
     themes = [c for c in composites if c.type == "theme"]
     categories: list[dict[str, Any]] = []
     for category in store.categories():
         headers: list[dict[str, Any]] = []
-        for head, composite in sequences.items():
+        for composite in sequences:
+            head = composite.head
             memory = store.memories.get(head)
             if memory.category != category.name or memory.status != "active":
                 continue
@@ -46,7 +47,7 @@ def header_map(store: Store) -> dict[str, Any]:
             {
                 "category": category.name,
                 "kind": category.kind,
-                "headers": sorted(headers, key=lambda h: h["id"]),
+                "headers": sorted(headers, key=lambda h: (h["id"], h["composite"])),
             }
         )
     return {

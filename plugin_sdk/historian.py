@@ -102,7 +102,7 @@ def run_historian(
                 source=source,
             )
             raise HistorianReplyError(
-                "the model's reply has no <facts> block and no <no-facts/>; "
+                "the model's reply has no facts in <facts> blocks and no <no-facts/>; "
                 f"kept as quarantined memory {kept.id}"
             )
         raise HistorianReplyError("the model's reply is empty")

@@ -28,7 +28,9 @@ session's budget (at least :data:`DELTA_MIN` tokens). When the changes do not
 fit, the delta says so and the host should inject afresh.
 
 **Escaping.** The built-in renderer escapes ``&``, ``<`` and ``>`` in memory
-text, so no memory can close the block or forge a delimiter.
+text and indents every line after a memory's first (any line break counts:
+``\r``, U+2028 and the rest), so no memory can close the block, forge a
+delimiter or start a line that reads as a heading.
 """
 
 from __future__ import annotations
@@ -209,7 +211,7 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     left: list[int] = []
     for member in ids:
         detail = store.memories.get(member)
-        line = f"- [{detail.id}] " + escape(detail.content).replace("\n", "\n  ")
+        line = f"- [{detail.id}] " + indent_lines(detail.content)
         candidate = "\n".join([*lines, line, "</memory-details>"])
         if budget is not None and (left or store.tokenizer.count(candidate) > budget):
             left.append(member)
@@ -240,13 +242,22 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def indent_lines(text: str) -> str:
+    """Escaped text whose every line after the first is indented by two spaces.
+
+    Any line break (``\\r``, U+2028, ...) counts, so a memory can never start
+    a line of its own that reads as a heading or a delimiter.
+    """
+    return "\n  ".join(escape(text).splitlines()) or ""
+
+
 def _render_delta(store: Store, new: list[int], updated: list[int], removed: list[int]) -> str:
     lines = ["<memory-delta>"]
     for title, ids in (("New", new), ("Updated", updated)):
         if ids:
             lines.append(f"{title}:")
             for memory_id in ids:
-                text = escape(store.memories.get(memory_id).content).replace("\n", "\n  ")
+                text = indent_lines(store.memories.get(memory_id).content)
                 lines.append(f"- [{memory_id}] {text}")
     if removed:
         lines.append("No longer current: " + ", ".join(f"[{memory_id}]" for memory_id in removed))

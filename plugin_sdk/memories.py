@@ -115,8 +115,12 @@ class Memories:
         hook = self.store.plugins.hook.memory_written
         if not hook.get_hookimpls():
             return
-        for result in results:
-            hook(store=self.store, memory_id=result.id, created=result.created)
+
+        def notify() -> None:
+            for result in results:
+                hook(store=self.store, memory_id=result.id, created=result.created)
+
+        self.store.after_commit(notify)
 
     def quarantine(
         self,
@@ -401,7 +405,11 @@ class Memories:
             for source in sources:
                 self.fold(source.id, into)
         ids = [source.id for source in sources]
-        self.store.plugins.hook.memories_merged(store=self.store, source_ids=ids, target_id=into)
+        self.store.after_commit(
+            lambda: self.store.plugins.hook.memories_merged(
+                store=self.store, source_ids=ids, target_id=into
+            )
+        )
         return self.get(into)
 
     def fold(self, source_id: int, target_id: int) -> None:
@@ -463,7 +471,9 @@ class Memories:
                 [now, now, memory_id],
             )
             self.store.composites.mark_stale(memory_id)
-        self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
+        self.store.after_commit(
+            lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
+        )
         return self.get(memory_id)
 
 

@@ -116,6 +116,33 @@ def _register(pm: PluginManager, name: str, distribution: str, load: Any) -> Non
     pm.origins[name] = distribution
 
 
+def call_each(pm: PluginManager, hook_name: str, **kwargs: Any) -> list[tuple[str, str | None]]:
+    """Call a hook one plugin at a time (wrappers included), so one plugin's error
+    is reported by its name instead of stopping the others.
+
+    Returns ``(plugin name, error or None)`` for every plugin implementing it.
+    """
+    outcomes: list[tuple[str, str | None]] = []
+    caller = getattr(pm.hook, hook_name)
+    for impl in caller.get_hookimpls():
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        others = [p for p in pm.get_plugins() if p is not impl.plugin]
+        try:
+            pm.subset_hook_caller(hook_name, remove_plugins=others)(**kwargs)
+        except Exception as error:  # reported by name; the host goes on
+            outcomes.append((impl.plugin_name, f"{type(error).__name__}: {error}"))
+        else:
+            outcomes.append((impl.plugin_name, None))
+    return outcomes
+
+
+def has_spec(pm: PluginManager, hook_name: str) -> bool:
+    """Whether ``hook_name`` is one of memsdk's hooks (not a name a broken plugin used)."""
+    caller = getattr(pm.hook, hook_name, None)
+    return isinstance(caller, pluggy.HookCaller) and caller.spec is not None
+
+
 def describe(pm: PluginManager, *, include_builtin: bool = False) -> list[dict[str, Any]]:
     """Registered plugins as sorted records: name, distribution, hooks, or the error."""
     rows = []

@@ -185,11 +185,15 @@ def _category_block(category: Category) -> str:
 
 
 def _fragments(store: Store, stage: str) -> list[str]:
+    """Each installed pack's fragments for a stage (``dreamer`` applies to both dreamer prompts)."""
+    keys = ("dreamer", stage) if stage in ("curate", "retrospective") else (stage,)
     pieces = []
     for pack in store.packs.installed():
-        text = pack.document.get("prompts", {}).get(stage)
-        if text:
-            pieces.append(f"# Notes from pack {pack.name}\n{text.strip()}\n")
+        fragments = pack.document.get("prompts", {})
+        for key in keys:
+            text = fragments.get(key)
+            if text:
+                pieces.append(f"# Notes from pack {pack.name}\n{text.strip()}\n")
     return pieces
 
 

@@ -26,6 +26,7 @@ from .project import project_for
 from .tokens import TokenCounter, default_counter
 
 BUSY_TIMEOUT_MS = 5000
+MIN_SQLITE = (3, 35, 0)  # upserts with RETURNING
 Clock = Callable[[], datetime]
 
 
@@ -57,6 +58,7 @@ class Store:
     ) -> None:
         self.path = str(path)
         self.clock = clock
+        self._after_commit: list[Callable[[], object]] = []
         self.plugins = plugins if plugins is not None else make_plugin_manager()
         self.tokenizer: TokenCounter = (
             tokenizer or self.plugins.hook.token_counter() or default_counter()
@@ -106,9 +108,37 @@ class Store:
 
     @contextmanager
     def atomic(self) -> Iterator[Database]:
-        """One transaction (a savepoint when nested): all or nothing."""
-        with self.db.atomic() as db:
-            yield db
+        """One transaction (a savepoint when nested): all or nothing.
+
+        Callbacks queued with :meth:`after_commit` run when the outermost
+        transaction commits, and are discarded if it rolls back.
+        """
+        outermost = not self.db.conn.in_transaction
+        try:
+            with self.db.atomic() as db:
+                yield db
+        except BaseException:
+            if outermost:
+                self._after_commit.clear()
+            raise
+        if outermost:
+            self._run_after_commit()
+
+    def after_commit(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the current transaction commits (now, if none is open).
+
+        Store events (``memory_written`` and friends) fire this way, so a
+        listener always sees committed data and its errors cannot undo a write.
+        """
+        if self.db.conn.in_transaction:
+            self._after_commit.append(callback)
+        else:
+            callback()
+
+    def _run_after_commit(self) -> None:
+        pending, self._after_commit = self._after_commit, []
+        for callback in pending:
+            callback()
 
     def now(self) -> str:
         """The current time as an ISO 8601 UTC string, from the store's clock."""
@@ -166,6 +196,11 @@ def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
 
 def _connect(path: str) -> Database:
     """Open the file with the store's pragmas (WAL is switched on after migrating)."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise StoreError(
+            f"memsdk needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; "
+            f"this Python has {sqlite3.sqlite_version}"
+        )
     db = None
     try:
         if path != ":memory:":

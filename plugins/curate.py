@@ -4,8 +4,9 @@ A memory's near-duplicates are active memories of the same project and
 category whose word sets overlap by at least ``SIMILARITY`` (Jaccard). Content
 memories are merged into the most detailed one (the longest text; the older on
 a tie), with the host's model writing the merged text when there is one.
-Intent memories are never merged by the dreamer: it files a proposal for a
-person instead. Merging across categories never happens: candidates come from
+A model that answers ``<keep-separate/>`` keeps the group apart. Intent
+memories are never merged by the dreamer: it files a proposal for a person
+instead. Merging across categories never happens: candidates come from
 the memory's own category only.
 """
 
@@ -51,14 +52,24 @@ def near_duplicates(store: Any, memory: Any, project: str) -> list[Any]:
     ]
 
 
-def _merged_text(store: Any, group: list[Any]) -> str | None:
+KEEP_SEPARATE = "<keep-separate/>"
+
+
+def _merged_text(store: Any, group: list[Any]) -> tuple[bool, str | None]:
+    """Whether to merge, and the merged text (None: keep the target's text).
+
+    Without a model the group is merged by similarity alone; a model may
+    answer ``<keep-separate/>`` (no merge) or write the merged text.
+    """
     listing = "\n\n".join(f"[{m.id}] {m.content}" for m in group)
     reply = store.plugins.hook.model_complete(
         prompt=Prompt("curate", dreamer_curate(store), [{"role": "user", "content": listing}])
     )
-    if reply is None or "<keep-separate/>" in reply or not reply.strip():
-        return None
-    return str(reply.strip())
+    if reply is None or not reply.strip():
+        return True, None
+    if KEEP_SEPARATE in reply:
+        return False, None
+    return True, str(reply.strip())
 
 
 def run(context: Any) -> int:
@@ -83,8 +94,9 @@ def run(context: Any) -> int:
             continue
         group = sorted([memory, *dupes], key=lambda m: (-len(m.content), m.id))
         claimed.update(m.id for m in group)
-        text = _merged_text(store, group) if memory.kind == "content" else None
-        plans.append((group, text))
+        merge, text = _merged_text(store, group) if memory.kind == "content" else (True, None)
+        if merge:
+            plans.append((group, text))
     with context.batch():
         for group, text in plans:
             target, sources = group[0], [m.id for m in group[1:]]

@@ -10,7 +10,7 @@ so the table of contents covers as much of the store as the budget allows;
 then standalone memories, which fill what is left. Within a tier: directives
 (intent) before facts, categories in the store's priority order, importance,
 then the documented tie-breaks (seen count, last seen: recent first, id:
-older first). Memory text is escaped (``plugin_sdk.inject.escape``) so no
+older first). Memory text is escaped (``plugin_sdk.inject.indent_lines``) so no
 memory can close or forge the block.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.hooktypes import Candidate
-from plugin_sdk.inject import escape
+from plugin_sdk.inject import indent_lines
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -112,7 +112,7 @@ def injection_render(store: Any, chosen: list[Candidate]) -> str:
 
 
 def _line(candidate: Candidate) -> str:
-    text = escape(candidate.content).replace("\n", "\n  ")
+    text = indent_lines(candidate.content)
     if candidate.header == "sequence":
         text += f" ({candidate.details} details: expand {candidate.memory_id})"
     elif candidate.header == "theme":

@@ -47,11 +47,15 @@ def run(context: Any) -> int:
             "retrospective", dreamer_retrospective(store), [{"role": "user", "content": listing}]
         )
     )
+    unreadable = None
     if reply is not None:
         names = {c.name for c in intent}
-        for fact in parse_tagged(reply).facts:
+        parsed = parse_tagged(reply)
+        for fact in parsed.facts:
             if fact.category in names:
                 proposals.append((fact.category, fact.text, [m.id for m in batch], "the model"))
+        if not parsed.facts and not parsed.empty and reply.strip():
+            unreadable = reply  # kept for a person rather than dropped
     else:
         for memory in batch:
             pack = next(c.pack for c in categories if c.name == memory.category)
@@ -65,6 +69,13 @@ def run(context: Any) -> int:
                 f"recurring fact proposed as a standing rule (by {why})",
                 evidence,
                 {"action": "write", "category": category, "content": text},
+            )
+        if unreadable is not None:
+            context.propose(
+                "memory_entry",
+                "the model's retrospective reply could not be parsed; review it by hand",
+                [m.id for m in batch],
+                {"action": "review", "reply": unreadable},
             )
         context.save(batch[-1].id, len(batch))
     return len(batch)

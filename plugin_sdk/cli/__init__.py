@@ -3,7 +3,8 @@
 Every command that touches a store takes ``--db PATH`` (default: see
 ``paths.py``) and ``--project NAME`` (default: derived from the current
 directory, see ``project.py``). Errors caused by input print one line,
-``Error: ...``, and exit 1; nothing is half-written.
+``Error: ...``, and exit 1 (2 for a wrong option or argument, as click's usage
+errors); nothing is half-written.
 """
 
 from __future__ import annotations
@@ -14,16 +15,27 @@ from typing import Any
 import click
 
 from ..errors import MemsdkError
-from ..plugins import make_plugin_manager
+from ..plugins import call_each, make_plugin_manager
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
 
+class UsageProblem(click.ClickException):
+    """A wrong option or argument, as one line (exit 2, as click's usage errors)."""
+
+    exit_code = 2
+
+
 class MemsdkGroup(click.Group):
-    """Turns memsdk's errors into one line and a non-zero exit."""
+    """Turns memsdk's errors, and usage errors, into one line and a non-zero exit."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as error:
+            path = error.ctx.command_path if error.ctx else ctx.command_path
+            raise UsageProblem(f"{error.format_message()} (see: {path} --help)") from error
         except MemsdkError as error:
             raise click.ClickException(str(error)) from error
         except sqlite3.Error as error:
@@ -51,7 +63,9 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
     from ..pack_sources import resolve_pack
 
     with open_store(db, project) as store:
-        installed = [store.packs.install(resolve_pack(name)).to_dict() for name in packs]
+        installed = [
+            store.packs.install(resolve_pack(name, store.plugins)).to_dict() for name in packs
+        ]
         info = {
             "db": store.path,
             "project": store.project,
@@ -90,13 +104,7 @@ _register()
 def main() -> None:
     """The console script: plugins may add commands before the command line runs."""
     manager = make_plugin_manager()
-    for impl in manager.hook.register_commands.get_hookimpls():
-        try:
-            impl.function(cli=cli)
-        except Exception as error:  # one plugin's bug must not take the command line down
-            click.echo(
-                f"memsdk: plugin {impl.plugin_name!r} failed to add commands: "
-                f"{type(error).__name__}: {error}",
-                err=True,
-            )
+    for name, error in call_each(manager, "register_commands", cli=cli):
+        if error:  # one plugin's bug must not take the command line down
+            click.echo(f"memsdk: plugin {name!r} failed to add commands: {error}", err=True)
     cli(obj={"plugins": manager})

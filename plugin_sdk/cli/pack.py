@@ -11,7 +11,7 @@ from ..errors import MemsdkError, PackError
 from ..pack_sources import available_packs, resolve_pack
 from ..packs import Pack
 from ..paths import default_db_path
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from .common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
 
 
 @click.group()
@@ -29,7 +29,7 @@ def list_(db: str | None, project: str | None, as_json: bool) -> None:
         with open_store(db, project) as store:
             installed = {p.name: p for p in store.packs.installed()}
     rows: list[dict[str, Any]] = []
-    for found in available_packs():
+    for found in available_packs(plugin_manager()):
         rows.append(
             {
                 "name": found.name,
@@ -66,7 +66,7 @@ def list_(db: str | None, project: str | None, as_json: bool) -> None:
 @JSON_OPTION
 def show(source: str, as_json: bool) -> None:
     """Show a pack (a name or a file) without installing it."""
-    found = resolve_pack(source)
+    found = resolve_pack(source, plugin_manager())
     if as_json:
         echo_json(found.document)
         return
@@ -90,7 +90,7 @@ def validate(sources: tuple[str, ...]) -> None:
     failures = 0
     targets = list(sources)
     if not targets:
-        for found in available_packs():
+        for found in available_packs(plugin_manager()):
             if found.error:
                 failures += 1
                 click.echo(f"FAIL {found.error}", err=True)
@@ -98,7 +98,7 @@ def validate(sources: tuple[str, ...]) -> None:
                 click.echo(f"ok   {found.name} {found.pack.version if found.pack else ''}")
     for source in targets:
         try:
-            pack_ = resolve_pack(source)
+            pack_ = resolve_pack(source, plugin_manager())
         except PackError as error:
             failures += 1
             click.echo(f"FAIL {error}", err=True)
@@ -114,7 +114,7 @@ def validate(sources: tuple[str, ...]) -> None:
 @JSON_OPTION
 def install(source: str, db: str | None, project: str | None, as_json: bool) -> None:
     """Install a pack (a name or a file) into the store."""
-    found = resolve_pack(source)
+    found = resolve_pack(source, plugin_manager())
     with open_store(db, project) as store:
         report = store.packs.install(found)
     if as_json:
@@ -150,7 +150,7 @@ def upgrade(
     memories go with --map (and --accept-new for additions); without that,
     nothing changes.
     """
-    found = resolve_pack(source)
+    found = resolve_pack(source, plugin_manager())
     mapping = _parse_maps(maps) if maps or accept_new else None
     with open_store(db, project) as store:
         report = store.packs.upgrade(found, mapping=mapping)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..plugins import describe
+from ..plugins import describe, has_spec
 from .common import echo_json, plugin_manager
 
 
@@ -16,8 +16,8 @@ def plugins(include_builtin: bool, hook_name: str | None) -> None:
     manager = plugin_manager()
     rows = describe(manager, include_builtin=include_builtin)
     if hook_name is not None:
-        if not hasattr(manager.hook, hook_name):
-            names = sorted(n for n in dir(manager.hook) if not n.startswith("_"))
+        if not has_spec(manager, hook_name):
+            names = sorted(n for n in dir(manager.hook) if has_spec(manager, n))
             raise click.ClickException(f"no hook named {hook_name!r}; hooks: {', '.join(names)}")
         rows = [row for row in rows if hook_name in row["hooks"]]
     echo_json(rows)
