@@ -207,7 +207,9 @@ def injection_candidates(store: Store, project: str) -> list[Candidate]:  # type
     """Offer memories the injector may show for ``project``.
 
     Every implementation runs; the lists are concatenated and deduplicated
-    by memory id (the first offer wins).
+    by memory id (the first offer wins). A candidate may leave ``content``
+    as ``None``: the injector loads the text of the ones it shows, so offering
+    a large store stays cheap.
 
     :param store: the store.
     :param project: the project being injected.

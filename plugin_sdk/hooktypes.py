@@ -72,16 +72,16 @@ class Classification:
     signal: str  # which rule or model decided, for the record
 
 
-@attrs.frozen
+@attrs.define(slots=True)
 class Candidate:
-    """A memory the injector may show."""
+    """A memory the injector may show (mutable only for speed: treat it as read-only)."""
 
     memory_id: int
     category: str
     kind: str
     priority: int
     importance: int
-    content: str
+    content: str | None  # None: the injector loads it for the candidates it shows
     token_count: int
     seen_count: int = 1
     last_seen_at: str = ""

@@ -9,10 +9,11 @@ does not fit rather than stopping, renders the chosen ones
 (``injection_render``) and counts the rendered text once.
 
 **The budget is a hard cap on the final text.** Packing estimates each
-candidate's cost from its cached token count plus :data:`LINE_OVERHEAD` (and
-:data:`SECTION_OVERHEAD` for the first of its category); if the exact count of
-the rendered text is still over, the lowest-ranked chosen candidate is dropped
-and the text rendered again. If nothing fits, the text is empty and the
+candidate's cost from its cached token count plus :data:`LINE_OVERHEAD`
+(:data:`HEADER_OVERHEAD` more for a header, :data:`SECTION_OVERHEAD` for the
+first of its category); if the exact count of the rendered text is still
+over, the lowest-ranked chosen candidates are dropped until their estimates
+cover the overshoot, and the text is rendered and counted again. If nothing fits, the text is empty and the
 account says so (``note``).
 
 **The account**: tokens used, ids shown, ids left out and why, and coverage:
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
     from .store import Store
 
 DEFAULT_BUDGET = 4000
-LINE_OVERHEAD = 6
+LINE_OVERHEAD = 8
+HEADER_OVERHEAD = 9
 SECTION_OVERHEAD = 8
 FRAME_OVERHEAD = 12
 DELTA_SHARE = 0.1
@@ -96,20 +98,25 @@ def inject(
     chosen: list[Candidate] = []
     left_out: dict[int, str] = {}
     used, sections = FRAME_OVERHEAD, set()
+    costs: list[int] = []
     for candidate in ranked:
-        cost = candidate.token_count + LINE_OVERHEAD
-        if candidate.category not in sections:
-            cost += SECTION_OVERHEAD
+        cost = _estimate(candidate, candidate.category not in sections)
         if used + cost > budget:
             left_out[candidate.memory_id] = "over budget"
             continue
         chosen.append(candidate)
+        costs.append(cost)
         sections.add(candidate.category)
         used += cost
     text, tokens = _render(store, chosen)
     while tokens > budget and chosen:
-        dropped = chosen.pop()
-        left_out[dropped.memory_id] = "over budget once rendered"
+        # Drop the lowest-ranked chosen until their estimated cost covers the
+        # overshoot, then render and count again (usually once).
+        over = tokens - budget
+        while chosen and over > 0:
+            dropped = chosen.pop()
+            over -= costs.pop()
+            left_out[dropped.memory_id] = "over budget once rendered"
         text, tokens = _render(store, chosen)
     result = Injection(
         text=text,
@@ -223,6 +230,16 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     return Expansion(text, store.tokenizer.count(text), shown, left)
 
 
+def _estimate(candidate: Candidate, new_section: bool) -> int:
+    """Tokens a candidate's line will take: its cached count plus the line's frame."""
+    cost = candidate.token_count + LINE_OVERHEAD
+    if candidate.reaches:
+        cost += HEADER_OVERHEAD
+    if new_section:
+        cost += SECTION_OVERHEAD
+    return cost
+
+
 def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
     hooks = store.plugins.hook
     offered: dict[int, Candidate] = {}
@@ -233,6 +250,7 @@ def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
 
 
 def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
+    _load_text(store, chosen)
     text = store.plugins.hook.injection_render(store=store, chosen=chosen) if chosen else ""
     return text, store.tokenizer.count(text)
 
@@ -249,6 +267,21 @@ def indent_lines(text: str) -> str:
     a line of its own that reads as a heading or a delimiter.
     """
     return "\n  ".join(escape(text).splitlines()) or ""
+
+
+def _load_text(store: Store, chosen: list[Candidate]) -> None:
+    """Fill in the text of candidates offered without it (one query per 500)."""
+    missing = [c for c in chosen if c.content is None]
+    for start in range(0, len(missing), 500):
+        part = missing[start : start + 500]
+        texts = dict(
+            store.db.execute(
+                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(part))})",
+                [c.memory_id for c in part],
+            ).fetchall()
+        )
+        for candidate in part:
+            candidate.content = texts[candidate.memory_id]
 
 
 def _render_delta(store: Store, new: list[int], updated: list[int], removed: list[int]) -> str:

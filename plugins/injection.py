@@ -43,53 +43,74 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
     ).fetchall():
         reaches.setdefault(head, []).append(member)
         kinds.setdefault(head, kind)
+    counter = store.tokenizer
     rows = db.execute(
-        """SELECT m.id, m.category, m.kind, m.importance, m.content, m.token_count, m.tokenizer,
-                  m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority
+        """SELECT m.id, m.category, m.kind, m.importance,
+                  CASE WHEN m.tokenizer = ? AND m.token_count IS NOT NULL THEN NULL ELSE m.content END,
+                  m.token_count, m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority
            FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
            WHERE m.project = ? AND m.status = 'active'
              AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
-                              JOIN composites s ON s.id = d.composite_id WHERE s.type = 'sequence')""",
-        [project],
+                              JOIN composites s ON s.id = d.composite_id WHERE s.type = 'sequence')
+           ORDER BY m.pinned DESC,
+                    m.id IN (SELECT head_memory_id FROM composites
+                             WHERE type IN ('sequence', 'theme')) DESC,
+                    m.kind != 'intent', c.priority, m.category, m.importance DESC,
+                    m.seen_count DESC, m.last_seen_at DESC, m.id""",
+        [counter.name, project],
     ).fetchall()
-    counter = store.tokenizer
-    return [
-        Candidate(
-            memory_id=row[0],
-            category=row[1],
-            kind=row[2],
-            importance=row[3],
-            content=row[4],
-            token_count=row[5]
-            if row[6] == counter.name and row[5] is not None
-            else counter.count(row[4]),
-            seen_count=row[7],
-            last_seen_at=row[8],
-            pinned=bool(row[9]),
-            content_hash=row[10],
-            priority=row[11],
-            header=kinds.get(row[0], ""),
-            reaches=tuple(reaches.get(row[0], ())),
+    candidates = []
+    for row in rows:
+        head = kinds.get(row[0], "")
+        # Text is read only where the cached count is missing or from another
+        # tokenizer; the injector loads the text of the candidates it shows.
+        count = row[5] if row[4] is None else counter.count(row[4])
+        candidates.append(
+            Candidate(
+                row[0],
+                row[1],
+                row[2],
+                row[10],
+                row[3],
+                row[4],
+                count,
+                row[6],
+                row[7],
+                bool(row[8]),
+                row[9],
+                head,
+                tuple(reaches[row[0]]) if head else (),
+            )
         )
-        for row in rows
-    ]
+    return candidates
 
 
 @hookimpl(trylast=True)
 def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
-    ranked = sorted(candidates, key=lambda c: c.memory_id)
-    ranked.sort(key=lambda c: c.last_seen_at, reverse=True)
-    ranked.sort(
-        key=lambda c: (
-            0 if c.pinned else 1 if c.header else 2,
+    # A total order: pinned, headers (the table of contents), then standalone
+    # memories; within each, directives before facts, category priority,
+    # importance, and the documented tie-breaks: seen count, last seen (recent
+    # first), id (older first). One sort: on input already in this order (the
+    # built-in candidates come sorted by SQL) it takes linear time.
+    recency = {
+        seen: rank
+        for rank, seen in enumerate(sorted({c.last_seen_at for c in candidates}, reverse=True))
+    }
+
+    def key(c: Candidate) -> tuple[Any, ...]:
+        tier = 0 if c.pinned else 1 if c.header else 2
+        return (
+            tier,
             c.kind != "intent",
             c.priority,
             c.category,
             -c.importance,
             -c.seen_count,
+            recency[c.last_seen_at],
+            c.memory_id,
         )
-    )
-    return ranked
+
+    return sorted(candidates, key=key)
 
 
 @hookimpl(trylast=True)
@@ -112,7 +133,7 @@ def injection_render(store: Any, chosen: list[Candidate]) -> str:
 
 
 def _line(candidate: Candidate) -> str:
-    text = indent_lines(candidate.content)
+    text = indent_lines(candidate.content or "")
     if candidate.header == "sequence":
         text += f" ({candidate.details} details: expand {candidate.memory_id})"
     elif candidate.header == "theme":
