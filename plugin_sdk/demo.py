@@ -157,7 +157,16 @@ def _example(store: Store, fragments: list[dict[str, Any]]) -> dict[str, Any] | 
         header = store.memories.get(item["header"])
         if header.kind == "intent":
             details = [store.memories.get(d).content for d in item["details"]]
+            themes = [c for c in store.composites.by_member(header.id) if c.type == "theme"]
+            place = [header.category]
+            if themes:
+                place.append(
+                    f"theme #{themes[0].head} {store.memories.get(themes[0].head).content!r}"
+                )
+            place.append(f"header #{header.id}")
+            place.append(f"{len(details)} details")
             return {
+                "place": " > ".join(place),
                 "header": header.id,
                 "category": header.category,
                 "title": header.content,
@@ -206,6 +215,7 @@ def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) 
             echo(f"    - {_clip(detail, width - 8)}")
         if len(example["details"]) > 4:
             echo(f"    ... and {len(example['details']) - 4} more (memsdk composite map)")
+        echo(f"  its place in the map: {example['place']}")
         echo(f"  header + details reconstruct the original exactly: {example['exact']}")
     for search in report.searches:
         echo("")
