@@ -12,8 +12,10 @@ fragmented into headers and details, then the dreamer's ``map`` task run
 (theme headers). Then, in the same run:
 
 - **inject**: ``inject(store, budget=4000)``, median of ``--reps`` calls;
-- **floor**: one indexed read of the candidate rows plus one tokenization of
-  the injected text: the least any injector must do;
+- **floor**: one indexed read of the candidate rows (the columns any ranking
+  by category, importance and recency needs: id, category, kind, importance,
+  token count, seen count, last seen, pinned) plus one tokenization of the
+  injected text: the least any injector must do;
 - **naive**: an injector that tokenizes every memory on every call (no
   cached counts) and packs whole memories by priority and importance;
 - **budget use**: tokens used / budget;
@@ -136,9 +138,11 @@ def timed(fn: Any, reps: int) -> tuple[float, Any]:
 
 
 def floor(store: Store, text: str) -> float:
+    """One indexed read of the candidate rows (the columns a ranking needs) + one count."""
     start = time.perf_counter()
     store.db.execute(
-        "SELECT id, category, importance, token_count FROM memories WHERE project = ? AND status = 'active'",
+        """SELECT id, category, kind, importance, token_count, seen_count, last_seen_at, pinned
+           FROM memories WHERE project = ? AND status = 'active'""",
         [PROJECT],
     ).fetchall()
     store.tokenizer.count(text)

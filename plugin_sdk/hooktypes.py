@@ -88,12 +88,8 @@ class Candidate:
     pinned: bool = False
     content_hash: str = ""
     header: str = ""  # "sequence" or "theme" when the memory heads one, else ""
-    reaches: tuple[int, ...] = ()  # ids one expand of this memory shows
-
-    @property
-    def details(self) -> int:
-        """How many memories one expand of this candidate shows."""
-        return len(self.reaches)
+    details: int = 0  # how many active memories one expand of this header shows
+    turn: int = 0  # a header's rank among its category's headers (0 = its best)
 
 
 @attrs.frozen

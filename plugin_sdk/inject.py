@@ -125,7 +125,7 @@ def inject(
         shown=[c.memory_id for c in chosen],
         left_out=left_out,
         candidates=offered,
-        reachable=len({c.memory_id for c in chosen}.union(*(c.reaches for c in chosen))),
+        reachable=_reachable(store, chosen),
         active=_active_count(store, project),
         note="" if chosen else _nothing_fits(offered, budget),
         hashes={c.memory_id: c.content_hash for c in chosen},
@@ -183,7 +183,8 @@ def delta(
     if not (new or updated or removed):
         text, tokens = "", 0
     _record(store, session, project, now)
-    store.memories.record_retrievals([*new, *updated])
+    if fits:  # only what a model actually saw counts as retrieved
+        store.memories.record_retrievals([*new, *updated])
     return Delta(text, tokens, limit, new, updated, removed, fits)
 
 
@@ -213,6 +214,8 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     if memory.status != "active" and not groups:
         raise NotFound(f"memory {memory_id} is {memory.status}; nothing to expand")
     ids = groups[0].members if groups else [memory_id]
+    if groups:  # archived or superseded members are not part of what a header stands for
+        ids = [m for m in ids if store.memories.get(m).status == "active"]
     lines = [f'<memory-details of="{memory_id}">']
     shown: list[int] = []
     left: list[int] = []
@@ -230,10 +233,30 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     return Expansion(text, store.tokenizer.count(text), shown, left)
 
 
+def _reachable(store: Store, chosen: list[Candidate]) -> int:
+    """Active memories shown, or one expand away from a shown header."""
+    ids = {c.memory_id for c in chosen}
+    heads = [c.memory_id for c in chosen if c.details]
+    for start in range(0, len(heads), 500):
+        part = heads[start : start + 500]
+        ids.update(
+            row[0]
+            for row in store.db.execute(
+                f"""SELECT d.member_memory_id FROM composites c
+                    JOIN composite_members d ON d.composite_id = c.id
+                    JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
+                    WHERE c.type IN ('sequence', 'theme')
+                      AND c.head_memory_id IN ({",".join("?" * len(part))})""",
+                part,
+            ).fetchall()
+        )
+    return len(ids)
+
+
 def _estimate(candidate: Candidate, new_section: bool) -> int:
     """Tokens a candidate's line will take: its cached count plus the line's frame."""
     cost = candidate.token_count + LINE_OVERHEAD
-    if candidate.reaches:
+    if candidate.details:
         cost += HEADER_OVERHEAD
     if new_section:
         cost += SECTION_OVERHEAD
@@ -242,11 +265,16 @@ def _estimate(candidate: Candidate, new_section: bool) -> int:
 
 def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
     hooks = store.plugins.hook
-    offered: dict[int, Candidate] = {}
-    for batch in hooks.injection_candidates(store=store, project=project):
-        for candidate in batch or []:
-            offered.setdefault(candidate.memory_id, candidate)
-    return hooks.injection_rank(store=store, candidates=list(offered.values())), len(offered)
+    batches = [batch for batch in hooks.injection_candidates(store=store, project=project) if batch]
+    if len(batches) == 1:
+        candidates = batches[0]  # one source: passed on as it is (it may come ranked)
+    else:
+        offered: dict[int, Candidate] = {}
+        for batch in batches:
+            for candidate in batch:
+                offered.setdefault(candidate.memory_id, candidate)
+        candidates = list(offered.values())
+    return hooks.injection_rank(store=store, candidates=candidates), len(candidates)
 
 
 def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
@@ -261,27 +289,30 @@ def escape(text: str) -> str:
 
 
 def indent_lines(text: str) -> str:
-    """Escaped text whose every line after the first is indented by two spaces.
+    """Escaped text whose every line after the first is indented by four spaces.
 
     Any line break (``\\r``, U+2028, ...) counts, so a memory can never start
-    a line of its own that reads as a heading or a delimiter.
+    a line of its own that reads as a heading or a delimiter (in Markdown,
+    four spaces make a code line, never a heading).
     """
-    return "\n  ".join(escape(text).splitlines()) or ""
+    return "\n    ".join(escape(text).splitlines()) or ""
 
 
 def _load_text(store: Store, chosen: list[Candidate]) -> None:
-    """Fill in the text of candidates offered without it (one query per 500)."""
-    missing = [c for c in chosen if c.content is None]
+    """Fill in the text and hash of candidates offered without them (one query per 500)."""
+    missing = [c for c in chosen if c.content is None or not c.content_hash]
     for start in range(0, len(missing), 500):
         part = missing[start : start + 500]
-        texts = dict(
-            store.db.execute(
-                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(part))})",
-                [c.memory_id for c in part],
-            ).fetchall()
-        )
+        rows = store.db.execute(
+            f"SELECT id, content, normalized_hash FROM memories WHERE id IN ({','.join('?' * len(part))})",
+            [c.memory_id for c in part],
+        ).fetchall()
+        found = {row[0]: row for row in rows}
         for candidate in part:
-            candidate.content = texts[candidate.memory_id]
+            _, text, digest = found[candidate.memory_id]
+            if candidate.content is None:
+                candidate.content = text
+            candidate.content_hash = candidate.content_hash or digest
 
 
 def _render_delta(store: Store, new: list[int], updated: list[int], removed: list[int]) -> str:

@@ -75,12 +75,14 @@ def m001_initial(db: Database) -> None:
         );
         CREATE INDEX criteria_history_category ON criteria_history (category, id);
 
+        -- content comes last: SQLite reads a row's columns in order, and a
+        -- long text spills to overflow pages that reads of later columns
+        -- (status, counts) would otherwise have to walk.
         CREATE TABLE memories (
             id INTEGER PRIMARY KEY,
             project TEXT NOT NULL,
             kind TEXT NOT NULL CHECK (kind IN ('content', 'intent')),
             category TEXT NOT NULL,
-            content TEXT NOT NULL,
             normalized_hash TEXT NOT NULL,
             status TEXT NOT NULL DEFAULT 'active' CHECK (status IN
                 ('active', 'archived', 'superseded', 'pending', 'quarantined')),
@@ -100,6 +102,8 @@ def m001_initial(db: Database) -> None:
             last_seen_at TEXT NOT NULL,
             last_retrieved_at TEXT,
             archived_at TEXT,
+            pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+            content TEXT NOT NULL,
             UNIQUE (project, category, normalized_hash)
         );
         CREATE INDEX memories_project_status ON memories (project, status, category);
@@ -273,8 +277,12 @@ def m003_composites(db: Database) -> None:
 def m004_injection(db: Database) -> None:
     db.executescript(
         """
-        -- Pinned memories are shown first and never dropped for a lower-ranked one.
-        ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1));
+        -- The injector reads its candidates from this index alone: the rows hold
+        -- the text, and reading past it to later columns would be slow.
+        CREATE INDEX memories_inject ON memories (
+            project, status, pinned, kind, category, importance, seen_count, last_seen_at,
+            token_count, tokenizer, normalized_hash
+        );
 
         -- What each session was last shown, so the next injection can be a delta.
         CREATE TABLE injections (

@@ -3,11 +3,14 @@
 Candidates are the project's active memories in active categories, except the
 details of fragmented memories (their header stands for them). A memory that
 heads a ``sequence`` (a fragment header) or a ``theme`` (a group built by the
-``map`` dreamer task) is shown with how many memories one expand reaches.
+``map`` dreamer task) is shown with how many active memories one expand
+shows (nothing is added when none is).
 
 The ranking is a total order in three tiers: pinned memories; then headers,
-so the table of contents covers as much of the store as the budget allows;
-then standalone memories, which fill what is left. Within a tier: directives
+so the table of contents covers as much of the store as the budget allows
+(taking turns across categories: every category's best header before any
+category's second, so a large category cannot crowd out the rest); then
+standalone memories, which fill what is left. Within a tier: directives
 (intent) before facts, categories in the store's priority order, importance,
 then the documented tie-breaks (seen count, last seen: recent first, id:
 older first). Memory text is escaped (``plugin_sdk.inject.indent_lines``) so no
@@ -32,66 +35,106 @@ SECTIONS = (
 @hookimpl(trylast=True)
 def injection_candidates(store: Any, project: str) -> list[Candidate]:
     db = store.db
-    reaches: dict[int, list[int]] = {}
-    kinds: dict[int, str] = {}
-    for head, kind, member in db.execute(
-        """SELECT c.head_memory_id, c.type, d.member_memory_id
-           FROM composites c JOIN composite_members d ON d.composite_id = c.id
-           JOIN memories m ON m.id = c.head_memory_id
-           WHERE m.project = ? AND c.type IN ('sequence', 'theme') ORDER BY c.id, d.position""",
-        [project],
-    ).fetchall():
-        reaches.setdefault(head, []).append(member)
-        kinds.setdefault(head, kind)
     counter = store.tokenizer
-    rows = db.execute(
-        """SELECT m.id, m.category, m.kind, m.importance,
-                  CASE WHEN m.tokenizer = ? AND m.token_count IS NOT NULL THEN NULL ELSE m.content END,
-                  m.token_count, m.seen_count, m.last_seen_at, m.pinned, m.normalized_hash, c.priority
-           FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
-           WHERE m.project = ? AND m.status = 'active'
-             AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
-                              JOIN composites s ON s.id = d.composite_id WHERE s.type = 'sequence')
-           ORDER BY m.pinned DESC,
-                    m.id IN (SELECT head_memory_id FROM composites
-                             WHERE type IN ('sequence', 'theme')) DESC,
-                    m.kind != 'intent', c.priority, m.category, m.importance DESC,
-                    m.seen_count DESC, m.last_seen_at DESC, m.id""",
-        [counter.name, project],
-    ).fetchall()
-    candidates = []
-    for row in rows:
-        head = kinds.get(row[0], "")
-        # Text is read only where the cached count is missing or from another
-        # tokenizer; the injector loads the text of the candidates it shows.
-        count = row[5] if row[4] is None else counter.count(row[4])
-        candidates.append(
-            Candidate(
-                row[0],
-                row[1],
-                row[2],
-                row[10],
-                row[3],
-                row[4],
-                count,
-                row[6],
-                row[7],
-                bool(row[8]),
-                row[9],
-                head,
-                tuple(reaches[row[0]]) if head else (),
-            )
+    priority = {c.name: c.priority for c in store.categories()}
+    # Which memories head a group, and how many of its members are active
+    # (ids from the covering index, memberships from theirs: no row reads).
+    active = {row[0] for row in db.execute(_ACTIVE, [project]).fetchall()}
+    groups: dict[int, tuple[str, int]] = {}
+    for head, kind, member in db.execute(_GROUPS).fetchall():
+        if head in active:
+            size = groups.get(head, (kind, 0))[1]
+            groups[head] = (groups.get(head, (kind, 0))[0], size + (member in active))
+    rows = db.execute(_CANDIDATES, [counter.name, project]).fetchall()
+    pinned, headers, rest = [], [], []
+    turns: dict[str, int] = {}
+    for memory_id, category, kind, importance, tokens, seen, last_seen, pin in rows:
+        header, size = groups.get(memory_id, ("", 0))
+        candidate = Candidate(
+            memory_id,
+            category,
+            kind,
+            priority[category],
+            importance,
+            None,
+            -1 if tokens is None else tokens,
+            seen,
+            last_seen,
+            bool(pin),
+            "",
+            header,
+            size,
         )
-    return candidates
+        if pin:
+            pinned.append(candidate)
+        elif header:
+            candidate.turn = turns.get(category, 0)
+            turns[category] = candidate.turn + 1
+            headers.append(candidate)
+        else:
+            rest.append(candidate)
+    _count_missing(db, counter, [c for c in pinned + headers + rest if c.token_count < 0])
+    # Headers take turns across categories; within a turn SQL's order holds.
+    order = {id(c): position for position, c in enumerate(headers)}
+    headers.sort(key=lambda c: (c.turn, order[id(c)]))
+    return Ranked(pinned + headers + rest)
+
+
+class Ranked(list[Candidate]):
+    """Candidates already in :func:`injection_rank`'s order (so ranking them is free)."""
+
+
+_ACTIVE = "SELECT id FROM memories WHERE project = ? AND status = 'active'"
+_GROUPS = """SELECT c.head_memory_id, c.type, d.member_memory_id
+             FROM composites c JOIN composite_members d ON d.composite_id = c.id
+             WHERE c.type IN ('sequence', 'theme') ORDER BY c.type, c.id"""
+# Read from the memories_inject covering index alone, never from the rows
+# (the text inside them would make the read slow); in rank order but for the
+# headers' turns. A token count from another tokenizer reads as NULL.
+_CANDIDATES = """
+SELECT m.id, m.category, m.kind, m.importance,
+       CASE WHEN m.tokenizer = ? THEN m.token_count END,
+       m.seen_count, m.last_seen_at, m.pinned
+FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
+WHERE m.project = ? AND m.status = 'active'
+  AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
+                   JOIN composites s ON s.id = d.composite_id
+                   JOIN memories h ON h.id = s.head_memory_id
+                   WHERE s.type = 'sequence' AND h.status = 'active')
+ORDER BY m.pinned DESC,
+         m.id IN (SELECT c.head_memory_id FROM composites c
+                  JOIN composite_members d ON d.composite_id = c.id
+                  WHERE c.type IN ('sequence', 'theme')) DESC,
+         m.kind != 'intent', c.priority, m.category,
+         m.importance DESC, m.seen_count DESC, m.last_seen_at DESC, m.id"""
+
+
+def _count_missing(db: Any, counter: Any, candidates: list[Candidate]) -> None:
+    """Count tokens where no count from this tokenizer is cached (text read once)."""
+    for start in range(0, len(candidates), 500):
+        part = candidates[start : start + 500]
+        texts = dict(
+            db.execute(
+                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(part))})",
+                [c.memory_id for c in part],
+            ).fetchall()
+        )
+        for candidate in part:
+            candidate.content = texts[candidate.memory_id]
+            candidate.token_count = counter.count(candidate.content)
 
 
 @hookimpl(trylast=True)
 def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
-    # A total order: pinned, headers (the table of contents), then standalone
-    # memories; within each, directives before facts, category priority,
-    # importance, and the documented tie-breaks: seen count, last seen (recent
-    # first), id (older first). One sort: on input already in this order (the
-    # built-in candidates come sorted by SQL) it takes linear time.
+    # A total order: pinned, headers (the table of contents, taking turns
+    # across categories), then standalone memories; within each, directives
+    # before facts, category priority, importance, and the documented
+    # tie-breaks: seen count, last seen (recent first), id (older first). One
+    # sort: on input already in this order (the built-in candidates come
+    # sorted by SQL) it takes linear time, and the built-in's own list
+    # (Ranked) is already in it.
+    if isinstance(candidates, Ranked):
+        return candidates
     recency = {
         seen: rank
         for rank, seen in enumerate(sorted({c.last_seen_at for c in candidates}, reverse=True))
@@ -101,6 +144,7 @@ def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
         tier = 0 if c.pinned else 1 if c.header else 2
         return (
             tier,
+            c.turn if tier == 1 else 0,
             c.kind != "intent",
             c.priority,
             c.category,
@@ -134,7 +178,9 @@ def injection_render(store: Any, chosen: list[Candidate]) -> str:
 
 def _line(candidate: Candidate) -> str:
     text = indent_lines(candidate.content or "")
-    if candidate.header == "sequence":
+    if not candidate.details:
+        pass  # every member archived or merged away: nothing to expand
+    elif candidate.header == "sequence":
         text += f" ({candidate.details} details: expand {candidate.memory_id})"
     elif candidate.header == "theme":
         text += f" ({candidate.details} memories: expand {candidate.memory_id})"
