@@ -294,6 +294,14 @@ class Memories:
             params += [limit, offset]
         return [Memory.from_row(row) for row in self.db.query(sql, params)]
 
+    def count(self, *, project: str | None = None, status: str = "active") -> int:
+        """How many memories of a project have a status (read from an index)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM memories WHERE project = ? AND status = ?",
+            [project or self.store.project, status],
+        ).fetchone()
+        return int(row[0])
+
     def counts(self, *, project: str | None = None) -> dict[str, dict[str, int]]:
         """Number of memories per category and status in a project."""
         sql = """SELECT category, status, count(*) AS n FROM memories

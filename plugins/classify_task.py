@@ -30,11 +30,7 @@ def run(context: Any) -> int:
 
 
 def total(store: Any) -> int:
-    return int(
-        store.db.execute(
-            "SELECT count(*) FROM memories WHERE project = ? AND status = 'active'", [store.project]
-        ).fetchone()[0]
-    )
+    return int(store.memories.count())
 
 
 @hookimpl
