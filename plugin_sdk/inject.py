@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .errors import MemsdkError, NotFound
+from .normalize import normalized_hash
 
 if TYPE_CHECKING:
     from .hooktypes import Candidate
@@ -236,27 +237,33 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
 def _reachable(store: Store, chosen: list[Candidate]) -> int:
     """Active memories shown, or one expand away from a shown header."""
     ids = {c.memory_id for c in chosen}
-    heads = [c.memory_id for c in chosen if c.details]
+    for members in _members(store, [c.memory_id for c in chosen if c.header]).values():
+        ids.update(members)
+    return len(ids)
+
+
+def _members(store: Store, heads: list[int]) -> dict[int, list[int]]:
+    """Active members of what each head's expand shows (its sequence, else its theme)."""
+    found: dict[int, dict[str, list[int]]] = {}
     for start in range(0, len(heads), 500):
         part = heads[start : start + 500]
-        ids.update(
-            row[0]
-            for row in store.db.execute(
-                f"""SELECT d.member_memory_id FROM composites c
-                    JOIN composite_members d ON d.composite_id = c.id
-                    JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
-                    WHERE c.type IN ('sequence', 'theme')
-                      AND c.head_memory_id IN ({",".join("?" * len(part))})""",
-                part,
-            ).fetchall()
-        )
-    return len(ids)
+        for head, kind, member in store.db.execute(
+            f"""SELECT c.head_memory_id, c.type, d.member_memory_id FROM composites c
+                JOIN composite_members d ON d.composite_id = c.id
+                JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
+                WHERE c.type IN ('sequence', 'theme')
+                  AND c.head_memory_id IN ({",".join("?" * len(part))})
+                ORDER BY c.id, d.position""",
+            part,
+        ).fetchall():
+            found.setdefault(head, {}).setdefault(kind, []).append(member)
+    return {head: kinds.get("sequence") or kinds.get("theme", []) for head, kinds in found.items()}
 
 
 def _estimate(candidate: Candidate, new_section: bool) -> int:
     """Tokens a candidate's line will take: its cached count plus the line's frame."""
     cost = candidate.token_count + LINE_OVERHEAD
-    if candidate.details:
+    if candidate.header:
         cost += HEADER_OVERHEAD
     if new_section:
         cost += SECTION_OVERHEAD
@@ -299,7 +306,11 @@ def indent_lines(text: str) -> str:
 
 
 def _load_text(store: Store, chosen: list[Candidate]) -> None:
-    """Fill in the text and hash of candidates offered without them (one query per 500)."""
+    """Fill in text, hash and (for headers) detail counts of the chosen (one query per 500)."""
+    sizes = _members(store, [c.memory_id for c in chosen if c.header and not c.details])
+    for candidate in chosen:
+        if candidate.header and not candidate.details:
+            candidate.details = len(sizes.get(candidate.memory_id, ()))
     missing = [c for c in chosen if c.content is None or not c.content_hash]
     for start in range(0, len(missing), 500):
         part = missing[start : start + 500]
@@ -309,10 +320,17 @@ def _load_text(store: Store, chosen: list[Candidate]) -> None:
         ).fetchall()
         found = {row[0]: row for row in rows}
         for candidate in part:
-            _, text, digest = found[candidate.memory_id]
+            row = found.get(candidate.memory_id)
+            if row is None:  # a plugin's own candidate, not a stored memory
+                if candidate.content is None:
+                    raise MemsdkError(
+                        f"injection candidate {candidate.memory_id} has no text and no stored memory"
+                    )
+                candidate.content_hash = candidate.content_hash or normalized_hash(candidate.content)
+                continue
             if candidate.content is None:
-                candidate.content = text
-            candidate.content_hash = candidate.content_hash or digest
+                candidate.content = row[1]
+            candidate.content_hash = candidate.content_hash or row[2]
 
 
 def _render_delta(store: Store, new: list[int], updated: list[int], removed: list[int]) -> str:

@@ -4,7 +4,8 @@ Candidates are the project's active memories in active categories, except the
 details of fragmented memories (their header stands for them). A memory that
 heads a ``sequence`` (a fragment header) or a ``theme`` (a group built by the
 ``map`` dreamer task) is shown with how many active memories one expand
-shows (nothing is added when none is).
+shows (the injector counts them for the headers it shows; nothing is added
+when none is).
 
 The ranking is a total order in three tiers: pinned memories; then headers,
 so the table of contents covers as much of the store as the budget allows
@@ -37,19 +38,10 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
     db = store.db
     counter = store.tokenizer
     priority = {c.name: c.priority for c in store.categories()}
-    # Which memories head a group, and how many of its members are active
-    # (ids from the covering index, memberships from theirs: no row reads).
-    active = {row[0] for row in db.execute(_ACTIVE, [project]).fetchall()}
-    groups: dict[int, tuple[str, int]] = {}
-    for head, kind, member in db.execute(_GROUPS).fetchall():
-        if head in active:
-            size = groups.get(head, (kind, 0))[1]
-            groups[head] = (groups.get(head, (kind, 0))[0], size + (member in active))
     rows = db.execute(_CANDIDATES, [counter.name, project]).fetchall()
     pinned, headers, rest = [], [], []
     turns: dict[str, int] = {}
-    for memory_id, category, kind, importance, tokens, seen, last_seen, pin in rows:
-        header, size = groups.get(memory_id, ("", 0))
+    for memory_id, category, kind, importance, tokens, seen, last_seen, pin, head in rows:
         candidate = Candidate(
             memory_id,
             category,
@@ -62,12 +54,11 @@ def injection_candidates(store: Any, project: str) -> list[Candidate]:
             last_seen,
             bool(pin),
             "",
-            header,
-            size,
+            head or "",
         )
         if pin:
             pinned.append(candidate)
-        elif header:
+        elif head:
             candidate.turn = turns.get(category, 0)
             turns[category] = candidate.turn + 1
             headers.append(candidate)
@@ -84,28 +75,22 @@ class Ranked(list[Candidate]):
     """Candidates already in :func:`injection_rank`'s order (so ranking them is free)."""
 
 
-_ACTIVE = "SELECT id FROM memories WHERE project = ? AND status = 'active'"
-_GROUPS = """SELECT c.head_memory_id, c.type, d.member_memory_id
-             FROM composites c JOIN composite_members d ON d.composite_id = c.id
-             WHERE c.type IN ('sequence', 'theme') ORDER BY c.type, c.id"""
 # Read from the memories_inject covering index alone, never from the rows
 # (the text inside them would make the read slow); in rank order but for the
 # headers' turns. A token count from another tokenizer reads as NULL.
 _CANDIDATES = """
 SELECT m.id, m.category, m.kind, m.importance,
        CASE WHEN m.tokenizer = ? THEN m.token_count END,
-       m.seen_count, m.last_seen_at, m.pinned
+       m.seen_count, m.last_seen_at, m.pinned,
+       (SELECT MIN(c.type) FROM composites c
+        WHERE c.head_memory_id = m.id AND c.type IN ('sequence', 'theme')) AS head
 FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
 WHERE m.project = ? AND m.status = 'active'
   AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
                    JOIN composites s ON s.id = d.composite_id
                    JOIN memories h ON h.id = s.head_memory_id
                    WHERE s.type = 'sequence' AND h.status = 'active')
-ORDER BY m.pinned DESC,
-         m.id IN (SELECT c.head_memory_id FROM composites c
-                  JOIN composite_members d ON d.composite_id = c.id
-                  WHERE c.type IN ('sequence', 'theme')) DESC,
-         m.kind != 'intent', c.priority, m.category,
+ORDER BY m.pinned DESC, head IS NOT NULL DESC, m.kind != 'intent', c.priority, m.category,
          m.importance DESC, m.seen_count DESC, m.last_seen_at DESC, m.id"""
 
 
