@@ -326,7 +326,9 @@ def _load_text(store: Store, chosen: list[Candidate]) -> None:
                     raise MemsdkError(
                         f"injection candidate {candidate.memory_id} has no text and no stored memory"
                     )
-                candidate.content_hash = candidate.content_hash or normalized_hash(candidate.content)
+                candidate.content_hash = candidate.content_hash or normalized_hash(
+                    candidate.content
+                )
                 continue
             if candidate.content is None:
                 candidate.content = row[1]
