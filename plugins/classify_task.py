@@ -6,6 +6,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.classify import apply
+from plugin_sdk.dreamer import active_memories
 from plugin_sdk.hooktypes import DreamerTask
 
 
@@ -29,10 +30,6 @@ def run(context: Any) -> int:
     return len(ids)
 
 
-def total(store: Any) -> int:
-    return int(store.memories.count())
-
-
 @hookimpl
 def register_dreamer_tasks(register: Any) -> None:
     register(
@@ -42,6 +39,6 @@ def register_dreamer_tasks(register: Any) -> None:
             run=run,
             schedule="daily",
             batch_size=100,
-            total=total,
+            total=active_memories,
         )
     )

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from plugin_sdk import hookimpl
+from plugin_sdk.dreamer import active_memories
 from plugin_sdk.errors import DuplicateMemory
 from plugin_sdk.hooktypes import DreamerTask, Prompt
 from plugin_sdk.prompts import dreamer_curate
@@ -122,10 +123,6 @@ def run(context: Any) -> int:
     return len(rows)
 
 
-def total(store: Any) -> int:
-    return int(store.memories.count())
-
-
 @hookimpl
 def register_dreamer_tasks(register: Any) -> None:
     register(
@@ -135,6 +132,6 @@ def register_dreamer_tasks(register: Any) -> None:
             run=run,
             schedule="daily",
             batch_size=50,
-            total=total,
+            total=active_memories,
         )
     )
