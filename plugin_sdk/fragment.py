@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .composites import CompositeError
+from .composites import Composite, CompositeError
 from .hooktypes import Prompt
 from .normalize import normalized_hash
 
@@ -97,6 +97,7 @@ def fragment(store: Store, memory_id: int) -> Fragmented:
             for piece in pieces
         ]
         layout = {
+            "header": header.id,
             "head": None if head_piece is None else _entry(store, header.id, head_piece),
             "members": [_entry(store, d, piece) for d, piece in zip(details, pieces, strict=True)],
         }
@@ -110,7 +111,9 @@ def reconstruct(store: Store, header_id: int) -> str:
     sequences = [c for c in store.composites.by_head(header_id) if c.type == "sequence"]
     if not sequences:
         raise CompositeError(f"memory {header_id} is not a header (it heads no sequence)")
-    composite = sequences[0]
+    # After headers merge, one header can head several sequences: its own
+    # (created with it) comes first.
+    composite = min(sequences, key=lambda c: (_created_with(c) != header_id, c.id))
     layout = (
         composite.layout if isinstance(composite.layout, dict) else {"head": None, "members": []}
     )
@@ -125,6 +128,11 @@ def reconstruct(store: Store, header_id: int) -> str:
         else:
             parts.append(_piece(store, entry))
     return "".join(parts)
+
+
+def _created_with(composite: Composite) -> int | None:
+    layout = composite.layout
+    return layout.get("header") if isinstance(layout, dict) else None
 
 
 def _entry(store: Store, memory_id: int, piece: str) -> dict[str, object]:

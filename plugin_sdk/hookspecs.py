@@ -22,7 +22,7 @@ nothing here names one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -203,13 +203,15 @@ def split_memory(store: Store, memory: Memory) -> list[str] | None:
 
 
 @hookspec
-def injection_candidates(store: Store, project: str) -> list[Candidate]:  # type: ignore[empty-body]
+def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:  # type: ignore[empty-body]
     """Offer memories the injector may show for ``project``.
 
-    Every implementation runs; the lists are concatenated and deduplicated
-    by memory id (the first offer wins). A candidate may leave ``content``
-    as ``None``: the injector loads the text of the ones it shows, so offering
-    a large store stays cheap.
+    Every implementation runs; the offers are concatenated and deduplicated
+    by memory id (the first offer wins); a single offer is passed on as it
+    is. Any sequence will do: the built-in returns a ``Ranked`` sequence that
+    builds candidates only when the injector reaches them. A candidate may
+    leave ``content`` as ``None``: the injector loads the text of the ones it
+    shows, so offering a large store stays cheap.
 
     :param store: the store.
     :param project: the project being injected.
@@ -217,7 +219,7 @@ def injection_candidates(store: Store, project: str) -> list[Candidate]:  # type
 
 
 @hookspec(firstresult=True)
-def injection_rank(store: Store, candidates: list[Candidate]) -> list[Candidate] | None:
+def injection_rank(store: Store, candidates: Sequence[Candidate]) -> Sequence[Candidate] | None:
     """Order candidates by value, best first; the injector packs greedily in this order.
 
     Stops at the first non-``None`` result. The order must be deterministic

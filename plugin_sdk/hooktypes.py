@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 
@@ -90,6 +90,55 @@ class Candidate:
     header: str = ""  # "sequence" or "theme" when the memory heads one, else ""
     details: int = 0  # how many active memories one expand of this header shows
     turn: int = 0  # a header's rank among its category's headers (0 = its best)
+
+
+class Ranked(Sequence[Candidate]):
+    """Candidates already in the built-in rank order, made only when reached.
+
+    ``first`` are made up front; ``rows`` are raw rows that ``make`` turns into
+    candidates on demand, so an injection that fills its budget early never
+    builds the rest. ``ids()`` gives every id without building anything, and
+    ``min_tokens`` is the smallest token count among all of them (-1 where
+    unknown), which lets the injector stop once nothing more can fit.
+    """
+
+    def __init__(
+        self,
+        first: list[Candidate],
+        rows: Sequence[Any],
+        make: Callable[[Any], Candidate],
+        min_tokens: int,
+    ) -> None:
+        self.first = first
+        self.rows = rows
+        self.make = make
+        self.min_tokens = min_tokens
+
+    def __len__(self) -> int:
+        return len(self.first) + len(self.rows)
+
+    def __iter__(self) -> Iterator[Candidate]:
+        yield from self.first
+        for row in self.rows:
+            yield self.make(row)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Candidate]: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | list[Candidate]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += len(self)
+        if index < len(self.first):
+            return self.first[index]
+        return self.make(self.rows[index - len(self.first)])
+
+    def ids(self) -> list[int]:
+        return [c.memory_id for c in self.first] + [row[0] for row in self.rows]
 
 
 @attrs.frozen

@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .errors import MemsdkError, NotFound
+from .hooktypes import Ranked
 from .normalize import normalized_hash
 
 if TYPE_CHECKING:
@@ -100,15 +102,22 @@ def inject(
     left_out: dict[int, str] = {}
     used, sections = FRAME_OVERHEAD, set()
     costs: list[int] = []
+    cheapest = LINE_OVERHEAD + _least_tokens(ranked)
+    examined = 0
     for candidate in ranked:
+        examined += 1
         cost = _estimate(candidate, candidate.category not in sections)
         if used + cost > budget:
             left_out[candidate.memory_id] = "over budget"
-            continue
-        chosen.append(candidate)
-        costs.append(cost)
-        sections.add(candidate.category)
-        used += cost
+        else:
+            chosen.append(candidate)
+            costs.append(cost)
+            sections.add(candidate.category)
+            used += cost
+        if budget - used < cheapest:
+            break  # not even the cheapest candidate fits any more
+    for memory_id in _ids(ranked)[examined:]:
+        left_out[memory_id] = "over budget"
     text, tokens = _render(store, chosen)
     while tokens > budget and chosen:
         # Drop the lowest-ranked chosen until their estimated cost covers the
@@ -232,6 +241,17 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     text = "\n".join([*lines, "</memory-details>"]) if shown else ""
     store.memories.record_retrievals(shown)
     return Expansion(text, store.tokenizer.count(text), shown, left)
+
+
+def _least_tokens(ranked: Sequence[Candidate]) -> int:
+    """A lower bound of every candidate's token count (0 when unknown)."""
+    if isinstance(ranked, Ranked):
+        return max(ranked.min_tokens, 0)
+    return max(min((c.token_count for c in ranked), default=0), 0)
+
+
+def _ids(ranked: Sequence[Candidate]) -> list[int]:
+    return ranked.ids() if isinstance(ranked, Ranked) else [c.memory_id for c in ranked]
 
 
 def _reachable(store: Store, chosen: list[Candidate]) -> int:

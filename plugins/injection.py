@@ -20,10 +20,11 @@ memory can close or forge the block.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.hooktypes import Candidate
+from plugin_sdk.hooktypes import Candidate, Ranked
 from plugin_sdk.inject import indent_lines
 
 SECTIONS = (
@@ -34,45 +35,49 @@ SECTIONS = (
 
 
 @hookimpl(trylast=True)
-def injection_candidates(store: Any, project: str) -> list[Candidate]:
+def injection_candidates(store: Any, project: str) -> Sequence[Candidate]:
     db = store.db
     counter = store.tokenizer
     priority = {c.name: c.priority for c in store.categories()}
     rows = db.execute(_CANDIDATES, [counter.name, project]).fetchall()
-    pinned, headers, rest = [], [], []
-    turns: dict[str, int] = {}
-    for memory_id, category, kind, importance, tokens, seen, last_seen, pin, head in rows:
-        candidate = Candidate(
+
+    def make(row: Any) -> Candidate:
+        memory_id, category, kind, importance, tokens, seen, last_seen, pin, head = row
+        text = None
+        if tokens is None:  # no count from this tokenizer cached: count the text once
+            text = db.execute("SELECT content FROM memories WHERE id = ?", [memory_id]).fetchone()[
+                0
+            ]
+            tokens = counter.count(text)
+        return Candidate(
             memory_id,
             category,
             kind,
             priority[category],
             importance,
-            None,
-            -1 if tokens is None else tokens,
+            text,
+            tokens,
             seen,
             last_seen,
             bool(pin),
             "",
             head or "",
         )
-        if pin:
-            pinned.append(candidate)
-        elif head:
-            candidate.turn = turns.get(category, 0)
-            turns[category] = candidate.turn + 1
-            headers.append(candidate)
-        else:
-            rest.append(candidate)
-    _count_missing(db, counter, [c for c in pinned + headers + rest if c.token_count < 0])
-    # Headers take turns across categories; within a turn SQL's order holds.
+
+    # Pinned rows and headers come first (SQL's order); only they are built
+    # here, the rest when the injector reaches them.
+    split = next((n for n, row in enumerate(rows) if not row[7] and not row[8]), len(rows))
+    pinned = [make(row) for row in rows[:split] if row[7]]
+    headers = [make(row) for row in rows[:split] if not row[7]]
+    turns: dict[str, int] = {}
+    for candidate in headers:  # headers take turns across categories
+        candidate.turn = turns.get(candidate.category, 0)
+        turns[candidate.category] = candidate.turn + 1
     order = {id(c): position for position, c in enumerate(headers)}
     headers.sort(key=lambda c: (c.turn, order[id(c)]))
-    return Ranked(pinned + headers + rest)
-
-
-class Ranked(list[Candidate]):
-    """Candidates already in :func:`injection_rank`'s order (so ranking them is free)."""
+    counts = [row[4] for row in rows if row[4] is not None]
+    least = min(counts) if len(counts) == len(rows) and counts else -1
+    return Ranked(pinned + headers, rows[split:], make, least)
 
 
 # Read from the memories_inject covering index alone, never from the rows
@@ -94,23 +99,8 @@ ORDER BY m.pinned DESC, head IS NOT NULL DESC, m.kind != 'intent', c.priority, m
          m.importance DESC, m.seen_count DESC, m.last_seen_at DESC, m.id"""
 
 
-def _count_missing(db: Any, counter: Any, candidates: list[Candidate]) -> None:
-    """Count tokens where no count from this tokenizer is cached (text read once)."""
-    for start in range(0, len(candidates), 500):
-        part = candidates[start : start + 500]
-        texts = dict(
-            db.execute(
-                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(part))})",
-                [c.memory_id for c in part],
-            ).fetchall()
-        )
-        for candidate in part:
-            candidate.content = texts[candidate.memory_id]
-            candidate.token_count = counter.count(candidate.content)
-
-
 @hookimpl(trylast=True)
-def injection_rank(store: Any, candidates: list[Candidate]) -> list[Candidate]:
+def injection_rank(store: Any, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
     # A total order: pinned, headers (the table of contents, taking turns
     # across categories), then standalone memories; within each, directives
     # before facts, category priority, importance, and the documented

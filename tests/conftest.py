@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from plugin_sdk import Store, resolve_pack
+
+# CI runs the same examples every time (a failure there is reproducible, never
+# a fluke of the draw); locally hypothesis keeps exploring new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
