@@ -26,12 +26,13 @@ def header_map(store: Store) -> dict[str, Any]:
     composites = store.composites.all()
     sequences = [c for c in composites if c.type == "sequence"]
     themes = [c for c in composites if c.type == "theme"]
+    heads = {c.head: store.memories.get(c.head) for c in composites}  # each read once
     categories: list[dict[str, Any]] = []
     for category in store.categories():
         headers: list[dict[str, Any]] = []
         for composite in sequences:
             head = composite.head
-            memory = store.memories.get(head)
+            memory = heads[head]
             if memory.category != category.name or memory.status != "active":
                 continue
             headers.append(
@@ -54,7 +55,7 @@ def header_map(store: Store) -> dict[str, Any]:
         "themes": [
             {
                 "id": t.head,
-                "title": _title(store.memories.get(t.head).content),
+                "title": _title(heads[t.head].content),
                 "members": t.members,
                 "composite": t.id,
             }

@@ -118,6 +118,12 @@ def inject(
             break  # not even the cheapest candidate fits any more
     for memory_id in _ids(ranked)[examined:]:
         left_out[memory_id] = "over budget"
+    # What one expand of each chosen header shows: its count is rendered, and
+    # the same ids make the coverage (read once, for the chosen headers only).
+    members = _members(store, [c.memory_id for c in chosen if c.header])
+    for candidate in chosen:
+        if candidate.header:
+            candidate.details = len(members.get(candidate.memory_id, ()))
     text, tokens = _render(store, chosen)
     while tokens > budget and chosen:
         # Drop the lowest-ranked chosen until their estimated cost covers the
@@ -135,7 +141,7 @@ def inject(
         shown=[c.memory_id for c in chosen],
         left_out=left_out,
         candidates=offered,
-        reachable=_reachable(store, chosen),
+        reachable=_reachable(chosen, members),
         active=_active_count(store, project),
         note="" if chosen else _nothing_fits(offered, budget),
         hashes={c.memory_id: c.content_hash for c in chosen},
@@ -254,11 +260,11 @@ def _ids(ranked: Sequence[Candidate]) -> list[int]:
     return ranked.ids() if isinstance(ranked, Ranked) else [c.memory_id for c in ranked]
 
 
-def _reachable(store: Store, chosen: list[Candidate]) -> int:
+def _reachable(chosen: list[Candidate], members: dict[int, list[int]]) -> int:
     """Active memories shown, or one expand away from a shown header."""
     ids = {c.memory_id for c in chosen}
-    for members in _members(store, [c.memory_id for c in chosen if c.header]).values():
-        ids.update(members)
+    for candidate in chosen:
+        ids.update(members.get(candidate.memory_id, ()))
     return len(ids)
 
 
@@ -326,11 +332,7 @@ def indent_lines(text: str) -> str:
 
 
 def _load_text(store: Store, chosen: list[Candidate]) -> None:
-    """Fill in text, hash and (for headers) detail counts of the chosen (one query per 500)."""
-    sizes = _members(store, [c.memory_id for c in chosen if c.header and not c.details])
-    for candidate in chosen:
-        if candidate.header and not candidate.details:
-            candidate.details = len(sizes.get(candidate.memory_id, ()))
+    """Fill in the text and hash of candidates offered without them (one query per 500)."""
     missing = [c for c in chosen if c.content is None or not c.content_hash]
     for start in range(0, len(missing), 500):
         part = missing[start : start + 500]

@@ -56,11 +56,6 @@ class PluginManager(pluggy.PluginManager):
         self.broken: list[BrokenPlugin] = []
         self.origins: dict[str, str] = {}
 
-    @property
-    def hooks(self) -> Any:
-        """``self.hook`` typed loosely, for call sites."""
-        return self.hook
-
 
 def make_plugin_manager(
     *,
