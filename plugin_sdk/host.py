@@ -1,0 +1,123 @@
+"""A host's first call: a store with the host's model and packs, in one step.
+
+Everything a host does after that goes through the real components, which
+``plugin_sdk`` re-exports (``docs/host-guide.md`` walks through them):
+``store.memories`` to write, search, get, update, merge and archive;
+``inject_toc``, ``delta`` and ``expand`` for the memory block;
+``run_historian`` for transcript chunks; ``Dreamer`` for maintenance.
+
+The host's model is a plain function ``complete(prompt) -> str``, where
+``prompt`` is a :class:`~plugin_sdk.hooktypes.Prompt` (purpose, system text,
+chat messages). :class:`HostModel` registers such a function as the
+``model_complete`` hook, which is how every stage reaches the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .hookspecs import hookimpl
+from .hooktypes import Prompt
+from .install import UpgradeReport
+from .pack_sources import resolve_pack
+from .paths import default_db_path
+from .plugins import PluginManager, make_plugin_manager
+from .store import Clock, Store, utc_now
+from .tokens import TokenCounter
+
+ModelFunction = Callable[[Prompt], str | None]
+MODEL_PLUGIN_NAME = "host-model"
+
+
+class HostModel:
+    """The host's model as a plugin: ``complete(prompt)`` answers ``model_complete``.
+
+    ``complete`` returns the reply text, or ``None`` to let another plugin
+    answer (a stage with no answer at all uses its model-free fallback, or
+    raises :class:`~plugin_sdk.historian.NoModel`). Exceptions propagate to the
+    stage that asked, and from there to the host.
+    """
+
+    def __init__(self, complete: ModelFunction) -> None:
+        if not callable(complete):
+            raise TypeError(f"HostModel needs a callable, got {type(complete).__name__}")
+        self.complete = complete
+
+    @hookimpl
+    def model_complete(self, prompt: Prompt) -> str | None:
+        return self.complete(prompt)
+
+
+def open_store(
+    path: str | Path | None = None,
+    *,
+    project: str | None = None,
+    model: ModelFunction | object | None = None,
+    packs: Iterable[str | Path] = (),
+    plugins: PluginManager | None = None,
+    tokenizer: TokenCounter | None = None,
+    clock: Clock = utc_now,
+) -> Store:
+    """Open (or create) a store for a host, with its model and packs.
+
+    :param path: the SQLite file; default: ``memory.db`` under
+        ``PLUGIN_SDK_USER_PATH``, else the platform's user app directory.
+    :param project: the project reads and writes default to; default: derived
+        from the current directory's git repository.
+    :param model: a function ``complete(prompt) -> str`` (wrapped in
+        :class:`HostModel`), or any plugin object implementing
+        ``model_complete``; registered as ``host-model``.
+    :param packs: pack names or files to install when the store does not have
+        them yet (in one transaction). A pack already installed is left as it
+        is, whatever its version: upgrading is a deliberate step
+        (``store.packs.upgrade``), because it can need a category mapping.
+    :param plugins: the plugin manager; default: a fresh
+        :func:`~plugin_sdk.plugins.make_plugin_manager` (built-ins plus the
+        installed third-party plugins, filtered by ``PLUGIN_SDK_LOAD_PLUGINS``).
+    """
+    manager = plugins if plugins is not None else make_plugin_manager()
+    if model is not None:
+        manager.register(model_plugin(model), name=MODEL_PLUGIN_NAME)
+    store = Store(
+        default_db_path() if path is None else path,
+        project=project,
+        tokenizer=tokenizer,
+        clock=clock,
+        plugins=manager,
+    )
+    try:
+        ensure_packs(store, packs)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def model_plugin(model: object) -> object:
+    """A plugin object as it is; a function wrapped in :class:`HostModel`."""
+    if hasattr(model, "model_complete"):
+        return model
+    if callable(model):
+        return HostModel(model)
+    raise TypeError(
+        f"model must be a function complete(prompt) -> str or a plugin with model_complete, "
+        f"got {type(model).__name__}"
+    )
+
+
+def ensure_packs(store: Store, packs: Iterable[str | Path]) -> list[UpgradeReport]:
+    """Install each pack (by name or file) the store does not have yet; all or none.
+
+    Returns what was installed; packs already installed (by pack name) are
+    skipped, whatever their version.
+    """
+    wanted = [resolve_pack(name, store.plugins) for name in packs]
+    installed = {pack.name for pack in store.packs.installed()}
+    reports = []
+    with store.atomic():
+        for pack in wanted:
+            if pack.name not in installed:
+                reports.append(store.packs.install(pack))
+                installed.add(pack.name)
+    return reports
