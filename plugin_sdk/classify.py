@@ -1,4 +1,8 @@
-"""Classify: importance (1..100), scope and shareable for memories. Never the category.
+"""Classify: importance (1..100), scope, shareable and the grid cell. Never the category.
+
+The grid cell (memory type × referent, and the act of an interaction memory)
+is decided by the ``classify_cell`` hook, see ``cells.py``; it is skipped when
+no installed pack has a grid.
 
 ``classify(store)`` asks the ``classify_memory`` hook about each active memory
 of a project and writes the decisions in batches, one transaction each. Two
@@ -34,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .cells import decide, place
+from .grid import has_grid
 from .hooktypes import Classification
 from .models import Memory
 
@@ -76,6 +82,7 @@ def by_importance(memories: Iterable[Memory]) -> list[Memory]:
 class ClassifyReport:
     classified: int = 0
     changed: int = 0
+    placed: int = 0  # memories whose grid cell (or act) was set or changed
     signals: dict[str, int] = attrs.field(factory=dict)
 
 
@@ -84,6 +91,7 @@ def classify(
 ) -> ClassifyReport:
     """Classify active memories of a project (or the given ids) and store the results."""
     report = ClassifyReport()
+    placing = has_grid(store)
     if ids is None:
         memories = store.memories.list(project=project, limit=None)
     else:
@@ -91,7 +99,9 @@ def classify(
     for start in range(0, len(memories), BATCH):
         batch = memories[start : start + BATCH]
         decisions = [(m, store.plugins.hook.classify_memory(store=store, memory=m)) for m in batch]
+        cells = [(m.id, decide(store, m)) for m in batch] if placing else []
         with store.atomic():
+            report.placed += place(store, cells)
             for memory, decision in decisions:
                 report.classified += 1
                 report.signals[decision.signal] = report.signals.get(decision.signal, 0) + 1

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .hooktypes import (
         Admission,
         Candidate,
+        CellDecision,
         Classification,
         DreamerTask,
         Fact,
@@ -178,6 +179,26 @@ def classify_memory(store: Store, memory: Memory) -> Classification | None:
 
     :param store: the store.
     :param memory: the memory to classify.
+    """
+
+
+@hookspec(firstresult=True)
+def classify_cell(
+    store: Store, text: str, category: str | None, interaction: bool
+) -> CellDecision | None:
+    """Place a memory or an entity on the grid (memory type × referent).
+
+    Stops at the first non-``None`` result. The built-ins: a model-backed
+    classifier (when ``model_complete`` answers) and a rule-based one that
+    counts the pack's cues (``grid.cues``) and the category's usual cell
+    (``grid.category_cells``); see ``cells.py``. For an interaction memory
+    (one linked to an actor), the decision also names its illocutionary act.
+    A cell classifier never changes a category.
+
+    :param store: the store (its grid: ``plugin_sdk.grid.grid(store)``).
+    :param text: the memory's text, or an entity's name with ``:`` as spaces.
+    :param category: the memory's category; ``None`` for an entity.
+    :param interaction: whether to decide an illocutionary act too.
     """
 
 

@@ -72,6 +72,20 @@ class Classification:
     signal: str  # which rule or model decided, for the record
 
 
+@attrs.frozen
+class CellDecision:
+    """Where classify places a memory or entity on the grid; never a category."""
+
+    memory_type: str  # episodic | semantic | procedural
+    referent: str  # self | agent | other | object | abstract
+    act: str | None  # illocutionary act of an interaction memory, else None
+    signal: str  # which rule or model decided, for the record
+
+    @property
+    def cell(self) -> str:
+        return f"{self.memory_type}.{self.referent}"
+
+
 @attrs.define(slots=True)
 class Candidate:
     """A memory the injector may show (mutable only for speed: treat it as read-only)."""

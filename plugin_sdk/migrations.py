@@ -297,3 +297,142 @@ def m004_injection(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m005_grid(db: Database) -> None:
+    db.executescript(
+        """
+        -- Durable graph nodes named namespace:slug, placed on the grid (seed 002).
+        -- strength is the last value the consolidation pass computed (inf when pinned).
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            subtype TEXT,
+            memory_type TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic', 'procedural')),
+            referent TEXT NOT NULL CHECK (referent IN ('self', 'agent', 'other', 'object', 'abstract')),
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'provisional', 'archived')),
+            base_strength REAL NOT NULL DEFAULT 1.0 CHECK (base_strength > 0),
+            pinned INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+            positive_outcomes INTEGER NOT NULL DEFAULT 0 CHECK (positive_outcomes >= 0),
+            negative_outcomes INTEGER NOT NULL DEFAULT 0 CHECK (negative_outcomes >= 0),
+            retrieval_count INTEGER NOT NULL DEFAULT 0 CHECK (retrieval_count >= 0),
+            emotional_tag TEXT,
+            half_life_days REAL NOT NULL CHECK (half_life_days > 0),
+            emotional_multiplier REAL NOT NULL CHECK (emotional_multiplier > 0),
+            strength REAL,
+            strength_at TEXT,
+            cell_signal TEXT NOT NULL DEFAULT '',
+            truth_id INTEGER,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            last_retrieved_at TEXT,
+            UNIQUE (project, name)
+        );
+        CREATE INDEX entities_cell ON entities (project, memory_type, referent);
+
+        -- Which entities a memory is about or was said by (role: actor, subject).
+        CREATE TABLE memory_entities (
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('actor', 'subject')),
+            PRIMARY KEY (memory_id, entity_id, role)
+        );
+        CREATE INDEX memory_entities_entity ON memory_entities (entity_id, role);
+
+        -- Typed, weighted edges between entities; weight_temporal = exp(-days/sigma).
+        CREATE TABLE relations (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            source_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            target_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0 CHECK (weight > 0),
+            weight_temporal REAL NOT NULL DEFAULT 1.0,
+            evidence_count INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            UNIQUE (project, source_id, target_id, type)
+        );
+        CREATE INDEX relations_target ON relations (target_id);
+
+        -- A memory's place on the grid, its illocutionary act (interaction
+        -- memories only) and its strength; a side table so the memories rows,
+        -- and the injector's covering index, stay as they are.
+        CREATE TABLE memory_cells (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
+            memory_type TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic', 'procedural')),
+            referent TEXT NOT NULL CHECK (referent IN ('self', 'agent', 'other', 'object', 'abstract')),
+            act TEXT CHECK (act IN
+                ('assertive', 'directive', 'commissive', 'expressive', 'declarative')),
+            signal TEXT NOT NULL,
+            strength REAL,
+            strength_at TEXT
+        );
+        CREATE INDEX memory_cells_cell ON memory_cells (memory_type, referent);
+        """
+    )
+
+
+@step
+def m007_queue(db: Database) -> None:
+    # A proposal can be undone: 'undone' joins the statuses. The CHECK lives in
+    # the table's definition, so the table is rebuilt (SQLite's documented way),
+    # keeping every column, row and index it has at this point.
+    (sql,) = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'proposals'"
+    ).fetchone()
+    statuses = "'applied', 'failed')"
+    if sql.count(statuses) != 1:
+        raise RuntimeError("m007_queue: unexpected definition of the proposals table")
+    indexes = [
+        row[0]
+        for row in db.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'proposals' "
+            "AND type IN ('index', 'trigger') AND sql IS NOT NULL"
+        ).fetchall()
+    ]
+    columns = ", ".join(f'"{row[1]}"' for row in db.execute("PRAGMA table_info(proposals)"))
+    rebuilt = sql.replace(statuses, "'applied', 'failed', 'undone')").replace(
+        "proposals", "proposals_m007", 1
+    )
+    db.execute(rebuilt)
+    db.execute(f"INSERT INTO proposals_m007 ({columns}) SELECT {columns} FROM proposals")
+    db.execute("DROP TABLE proposals")
+    db.execute("ALTER TABLE proposals_m007 RENAME TO proposals")
+    for statement in indexes:
+        db.execute(statement)
+    db.executescript(
+        """
+        -- Why the last apply failed (NULL unless status is 'failed').
+        ALTER TABLE proposals ADD COLUMN error TEXT;
+        CREATE INDEX proposals_status ON proposals (project, status, id);
+
+        -- The queue's history: who did what to a proposal, and when.
+        CREATE TABLE proposal_events (
+            id INTEGER PRIMARY KEY,
+            proposal_id INTEGER NOT NULL REFERENCES proposals(id),
+            event TEXT NOT NULL CHECK (event IN
+                ('filed', 'edited', 'approved', 'rejected', 'applied', 'failed', 'undone')),
+            actor TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX proposal_events_proposal ON proposal_events (proposal_id, id);
+
+        -- What an applied proposal did, so it can be shown and undone: the store
+        -- rows it changed (before and after) or the git branch it created.
+        CREATE TABLE proposal_applications (
+            proposal_id INTEGER PRIMARY KEY REFERENCES proposals(id),
+            target TEXT NOT NULL CHECK (target IN ('store', 'git')),
+            result TEXT NOT NULL,
+            undo TEXT NOT NULL,
+            applied_at TEXT NOT NULL,
+            undone_at TEXT
+        );
+        """
+    )

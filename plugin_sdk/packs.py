@@ -22,6 +22,7 @@ import attrs
 import jsonschema
 
 from .errors import PackError
+from .grid import validate_grid
 from .models import CRITERIA_FIELDS, LIST_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -119,6 +120,7 @@ def validate_pack(document: Any, *, source: str) -> Pack:
             )
             message += f" (and {more} more: {others})"
         raise PackError(source, message, _dotted(first.path))
+    validate_grid(document, source)
     categories = {
         name: CategorySpec(
             name=name,

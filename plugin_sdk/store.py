@@ -59,6 +59,7 @@ class Store:
         self.path = str(path)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
+        self._grid_cache: tuple[Any, Any] | None = None  # see grid.grid()
         self.plugins = plugins if plugins is not None else make_plugin_manager()
         self.tokenizer: TokenCounter = (
             tokenizer or self.plugins.hook.token_counter() or default_counter()
@@ -74,13 +75,17 @@ class Store:
         self.project = project if project is not None else project_for()
         from .composites import Composites
         from .criteria import Criteria
+        from .entities import Entities
         from .install import Packs
         from .memories import Memories
+        from .relations import Relations
 
         self.memories = Memories(self)
         self.criteria = Criteria(self)
         self.packs = Packs(self)
         self.composites = Composites(self)
+        self.entities = Entities(self)
+        self.relations = Relations(self)
 
     def __enter__(self) -> Store:
         return self

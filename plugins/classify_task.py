@@ -1,12 +1,14 @@
-"""Built-in dreamer task ``classify``: keep importance, scope and shareable current."""
+"""Built-in dreamer task ``classify``: keep importance, scope, shareable and grid cells current."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from plugin_sdk import hookimpl
+from plugin_sdk.cells import decide, place
 from plugin_sdk.classify import apply
 from plugin_sdk.dreamer import active_memories
+from plugin_sdk.grid import has_grid
 from plugin_sdk.hooktypes import DreamerTask
 
 
@@ -23,9 +25,11 @@ def run(context: Any) -> int:
         return 0
     memories = [store.memories.get(memory_id) for memory_id in ids]
     decisions = [store.plugins.hook.classify_memory(store=store, memory=m) for m in memories]
+    cells = [(m.id, decide(store, m)) for m in memories] if has_grid(store) else []
     with context.batch():
         for memory, decision in zip(memories, decisions, strict=True):
             apply(store, memory, decision)
+        place(store, cells)
         context.save(ids[-1], len(ids))
     return len(ids)
 
@@ -35,7 +39,7 @@ def register_dreamer_tasks(register: Any) -> None:
     register(
         DreamerTask(
             name="classify",
-            description="Rate importance, scope and shareable of active memories.",
+            description="Rate importance, scope and shareable of active memories; place them on the grid.",
             run=run,
             schedule="daily",
             batch_size=100,

@@ -1,0 +1,69 @@
+"""Strength and decay, exactly as seed 002 gives them.
+
+::
+
+    strength(t)         = base_strength
+                          × 0.5 ^ (Δt / effective_half_life)
+                          × retrieval_boost
+                          × emotional_multiplier
+    reward_factor       = 1 + 0.5 × ((pos − neg) / (pos + neg + 1))
+    effective_half_life = half_life_days × reward_factor
+    retrieval_boost     = 1 + 0.1 × log2(retrieval_count + 1)
+
+A pinned entity has infinite strength and is exempt from decay. Δt is in days,
+from the moment the entity was last reinforced (seen, retrieved, or given an
+outcome) to the store's clock; a negative Δt (a clock behind the data) counts
+as 0, so nothing is ever stronger than when it was last touched.
+
+Relations decay with ``weight_temporal = exp(−Δt / σ)``, σ in days per
+relation type (the pack's ``[graph]`` table).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+SECONDS_PER_DAY = 86400.0
+
+
+def reward_factor(positive: int, negative: int) -> float:
+    return 1 + 0.5 * ((positive - negative) / (positive + negative + 1))
+
+
+def effective_half_life(half_life_days: float, positive: int, negative: int) -> float:
+    return half_life_days * reward_factor(positive, negative)
+
+
+def retrieval_boost(retrieval_count: int) -> float:
+    return 1 + 0.1 * math.log2(retrieval_count + 1)
+
+
+def strength(
+    *,
+    base_strength: float,
+    days: float,
+    half_life_days: float,
+    positive: int = 0,
+    negative: int = 0,
+    retrieval_count: int = 0,
+    emotional_multiplier: float = 1.0,
+    pinned: bool = False,
+) -> float:
+    """An entity's strength ``days`` after it was last reinforced (``inf`` if pinned)."""
+    if pinned:
+        return math.inf
+    decay = 0.5 ** (max(0.0, days) / effective_half_life(half_life_days, positive, negative))
+    return base_strength * decay * retrieval_boost(retrieval_count) * emotional_multiplier
+
+
+def weight_temporal(days: float, sigma_days: float) -> float:
+    """A relation's temporal weight ``days`` after it was last seen."""
+    return math.exp(-max(0.0, days) / sigma_days)
+
+
+def days_between(earlier: str | datetime, later: str | datetime) -> float:
+    """Days from one ISO 8601 time (or datetime) to another."""
+    start = datetime.fromisoformat(earlier) if isinstance(earlier, str) else earlier
+    end = datetime.fromisoformat(later) if isinstance(later, str) else later
+    return (end - start).total_seconds() / SECONDS_PER_DAY
