@@ -84,7 +84,7 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
 
 
 def _register() -> None:
-    from . import composite, criteria, demo, dream, inject, memory, pack, plugins, prompt
+    from . import composite, criteria, demo, dream, inject, mcp, memory, pack, plugins, prompt
 
     cli.add_command(pack.pack)
     cli.add_command(criteria.criteria)
@@ -96,6 +96,7 @@ def _register() -> None:
     cli.add_command(composite.composite)
     cli.add_command(inject.inject_command)
     cli.add_command(inject.expand)
+    cli.add_command(mcp.mcp_command)
 
 
 _register()

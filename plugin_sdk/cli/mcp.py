@@ -1,0 +1,41 @@
+"""``memsdk mcp``: the memory tools and the memory block over MCP (stdio)."""
+
+from __future__ import annotations
+
+import click
+
+from ..inject import DEFAULT_BUDGET
+from .common import open_store, store_options
+
+
+@click.command(name="mcp")
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=DEFAULT_BUDGET,
+    show_default=True,
+    help="Token cap of the memory block (resource memsdk://inject, prompt 'memory').",
+)
+@click.option(
+    "packs",
+    "--pack",
+    multiple=True,
+    help="Install this pack (name or file) first if the store lacks it; repeatable.",
+)
+@store_options
+def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: str | None) -> None:
+    """Serve the store's project to an MCP host over standard input and output.
+
+    Tools: memory_write, memory_search, memory_get, memory_expand,
+    memory_update, memory_archive, memory_merge; their category enum is read
+    from the store when the server starts. Resource memsdk://inject and prompt
+    'memory': the injected table of contents. Needs the mcp extra:
+    pip install 'memsdk[mcp]'. See docs/mcp.md for a host's configuration.
+    """
+    from ..host import ensure_packs
+    from ..mcp_server import require_mcp, run_stdio
+
+    require_mcp()
+    with open_store(db, project) as store:
+        ensure_packs(store, packs)
+        run_stdio(store, budget=budget)

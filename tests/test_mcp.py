@@ -1,0 +1,290 @@
+"""``memsdk mcp``: tested end to end with the mcp SDK's own client over stdio.
+
+The server runs as ``memsdk mcp`` in a subprocess on a temp store whose only
+pack is a custom one, so every category the client sees came from the DB.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+
+from plugin_sdk import Store, inject_toc, validate_pack
+from plugin_sdk.cli import cli
+from plugin_sdk.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME, call_tool, tool_specs
+from plugin_sdk.testing import pack_document
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+PROJECT = "orchard-host"
+ORCHARD = pack_document(
+    "orchard", "1.0.0", {"ORCHARD_RULES": "intent", "ORCHARD_GRAFTS": "content"}
+)
+TOOLS = {
+    "memory_write",
+    "memory_search",
+    "memory_get",
+    "memory_expand",
+    "memory_update",
+    "memory_archive",
+    "memory_merge",
+}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A store with the custom pack and one memory."""
+    path = tmp_path / "orchard.db"
+    with Store(path, project=PROJECT) as store:
+        store.packs.install(validate_pack(ORCHARD, source="orchard"))
+        store.memories.write("Never graft in frost.", "ORCHARD_RULES", importance=90)
+    return path
+
+
+@asynccontextmanager
+async def client(db: Path, *args: str) -> AsyncIterator[ClientSession]:
+    """``memsdk mcp --db DB`` in a subprocess, and an initialized client session on it."""
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            "from plugin_sdk.cli import main; main()",
+            "mcp",
+            "--db",
+            str(db),
+            "--project",
+            PROJECT,
+            *args,
+        ],
+        env={"PLUGIN_SDK_LOAD_PLUGINS": ""},
+        cwd=str(db.parent),
+    )
+    with (db.parent / "server.log").open("w") as errlog:
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def run(db: Path, scenario: Callable[[ClientSession], Awaitable[None]], *args: str) -> None:
+    async def main() -> None:
+        async with client(db, *args) as session:
+            await scenario(session)
+
+    anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_tool_schemas_take_the_categories_from_the_store(db):
+    with Store(db, project=PROJECT) as store:
+        names = store.category_names()
+    assert names == ["ORCHARD_RULES", "ORCHARD_GRAFTS"]
+    seen: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        seen.update({tool.name: tool for tool in listed.tools})
+
+    run(db, scenario)
+    assert set(seen) == TOOLS
+    write = seen["memory_write"]
+    assert write.input_schema["properties"]["category"]["enum"] == names
+    assert write.input_schema["required"] == ["content", "category"]
+    assert "ORCHARD_GRAFTS (content): Memories of kind content filed as ORCHARD_GRAFTS." in (
+        write.description
+    )
+    for name in ("memory_search", "memory_update"):
+        assert seen[name].input_schema["properties"]["category"]["enum"] == names
+    assert seen["memory_search"].annotations.read_only_hint is True
+    assert seen["memory_archive"].annotations.read_only_hint is False
+
+
+def test_write_search_get_update_merge_archive_round_trip(db):
+    out: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        wrote = await session.call_tool(
+            "memory_write",
+            {
+                "content": "Row 4: Bramley scions on M26 rootstock, 2026-03-02.",
+                "category": "ORCHARD_GRAFTS",
+            },
+        )
+        assert not wrote.is_error, text_of(wrote)
+        new_id = wrote.structured_content["id"]
+        assert wrote.structured_content["created"] is True
+        assert text_of(wrote) == f"Wrote memory {new_id} (ORCHARD_GRAFTS)."
+        again = await session.call_tool(
+            "memory_write",
+            {
+                "content": "row 4: bramley scions on M26 rootstock, 2026-03-02",
+                "category": "ORCHARD_GRAFTS",
+            },
+        )
+        assert again.structured_content == {
+            "id": new_id,
+            "created": False,
+            "status": "active",
+            "seen_count": 2,
+        }
+        found = await session.call_tool("memory_search", {"query": "bramley rootstock"})
+        assert not found.is_error
+        assert [hit["id"] for hit in found.structured_content["results"]] == [new_id]
+        assert f"[{new_id}] ORCHARD_GRAFTS: Row 4: Bramley" in text_of(found)
+        none = await session.call_tool(
+            "memory_search", {"query": "bramley", "category": "ORCHARD_RULES"}
+        )
+        assert none.structured_content == {"results": []}
+        got = await session.call_tool("memory_get", {"id": new_id})
+        assert got.structured_content["content"].startswith("Row 4: Bramley")
+        assert got.structured_content["seen_count"] == 2
+        other = await session.call_tool(
+            "memory_write",
+            {"content": "Row 4 has Bramley on M26 since March.", "category": "ORCHARD_GRAFTS"},
+        )
+        other_id = other.structured_content["id"]
+        changed = await session.call_tool(
+            "memory_update", {"id": other_id, "importance": 70, "pinned": True}
+        )
+        assert changed.structured_content["importance"] == 70
+        assert changed.structured_content["pinned"] is True
+        merged = await session.call_tool("memory_merge", {"source_ids": [other_id], "into": new_id})
+        assert not merged.is_error, text_of(merged)
+        assert merged.structured_content["merged_from"] == [other_id]
+        expanded = await session.call_tool("memory_expand", {"id": new_id})
+        assert expanded.structured_content["shown"] == [new_id]
+        archived = await session.call_tool("memory_archive", {"id": new_id})
+        assert archived.structured_content["status"] == "archived"
+        out["ids"] = (new_id, other_id)
+
+    run(db, scenario)
+    new_id, other_id = out["ids"]
+    with Store(db, project=PROJECT) as store:
+        kept = store.memories.get(new_id)
+        assert (kept.status, kept.source, kept.merged_from) == ("archived", "mcp", [other_id])
+        assert store.memories.get(other_id).superseded_by == new_id
+
+
+def test_errors_come_back_as_tool_errors_naming_the_problem(db):
+    async def scenario(session: ClientSession) -> None:
+        unknown = await session.call_tool(
+            "memory_write", {"content": "Pears like it damp.", "category": "PEAR_NOTES"}
+        )
+        assert unknown.is_error
+        assert text_of(unknown) == (
+            "memory_write: unknown category 'PEAR_NOTES'; this store's categories are: "
+            "ORCHARD_GRAFTS, ORCHARD_RULES"
+        )
+        missing = await session.call_tool("memory_get", {"id": 9999})
+        assert missing.is_error
+        assert text_of(missing).startswith("memory_get: no memory with id 9999")
+        bad = await session.call_tool(
+            "memory_write", {"content": "x", "category": "ORCHARD_RULES", "importance": 500}
+        )
+        assert bad.is_error
+        assert (
+            text_of(bad)
+            == "memory_write: argument importance: 500 is greater than the maximum of 100"
+        )
+        extra = await session.call_tool("memory_archive", {"id": 1, "force": True})
+        assert extra.is_error and "'force' was unexpected" in text_of(extra)
+        nothing = await session.call_tool("memory_update", {"id": 1})
+        assert text_of(nothing) == (
+            "memory_update: give at least one of content, category, importance, pinned"
+        )
+        cross = await session.call_tool("memory_update", {"id": 1, "category": "ORCHARD_GRAFTS"})
+        assert not cross.is_error  # the store decides: a known category is fine
+        unknown_tool = await session.call_tool("memory_forget", {"id": 1})
+        assert unknown_tool.is_error
+        assert text_of(unknown_tool).startswith("memory_forget: unknown tool 'memory_forget'")
+        # The server is still there after every error.
+        still = await session.call_tool("memory_get", {"id": 1})
+        assert not still.is_error
+        assert still.structured_content["category"] == "ORCHARD_GRAFTS"
+
+    run(db, scenario)
+
+
+def test_the_memory_block_is_a_resource_and_a_prompt(db):
+    out: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        resources = await session.list_resources()
+        assert [str(r.uri) for r in resources.resources] == [INJECT_URI]
+        read = await session.read_resource(INJECT_URI)
+        out["resource"] = read.contents[0].text
+        prompts = await session.list_prompts()
+        assert [p.name for p in prompts.prompts] == [PROMPT_NAME]
+        prompt = await session.get_prompt(PROMPT_NAME)
+        out["prompt"] = prompt.messages[0].content.text
+
+    run(db, scenario, "--budget", "300")
+    with Store(db, project=PROJECT) as store:
+        expected = inject_toc(store, budget=300).text
+    assert out["resource"] == expected == out["prompt"]
+    assert "## ORCHARD_RULES" in expected and "Never graft in frost." in expected
+
+
+def test_pack_option_installs_a_missing_pack_before_serving(tmp_path):
+    pack = tmp_path / "plums.json"
+    pack.write_text(
+        json.dumps(pack_document("plums", "1.0.0", {"PLUM_VARIETIES": "content"})),
+        "utf-8",
+    )
+    db = tmp_path / "new.db"
+    seen: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        write = next(t for t in listed.tools if t.name == "memory_write")
+        seen["enum"] = write.input_schema["properties"]["category"]["enum"]
+
+    run(db, scenario, "--pack", str(pack))
+    assert seen["enum"] == ["PLUM_VARIETIES"]
+
+
+def test_without_the_extra_one_line_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "mcp", None)  # import mcp now fails, as when not installed
+    result = CliRunner().invoke(cli, ["mcp", "--db", str(tmp_path / "m.db")])
+    assert result.exit_code == 1
+    assert result.output == f"Error: {INSTALL_HINT}\n"
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_a_store_without_categories_is_refused_before_serving(tmp_path):
+    result = CliRunner().invoke(cli, ["mcp", "--db", str(tmp_path / "m.db"), "--project", "p"])
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: store ")
+    assert "has no categories: install a pack first" in result.output
+
+
+def test_ids_of_another_project_are_not_this_servers(db):
+    with Store(db, project="elsewhere") as other:
+        foreign = other.memories.write("Elsewhere: a secret plan.", "ORCHARD_RULES").id
+    with Store(db, project=PROJECT) as store:
+        specs = tool_specs(store)
+        for name, args in (
+            ("memory_get", {"id": foreign}),
+            ("memory_archive", {"id": foreign}),
+            ("memory_expand", {"id": foreign}),
+            ("memory_merge", {"source_ids": [foreign], "into": 1}),
+        ):
+            outcome = call_tool(store, specs, name, args)
+            assert outcome.is_error
+            assert outcome.text == f"{name}: no memory with id {foreign} in project {PROJECT!r}"
+        assert store.memories.get(foreign).status == "active"
