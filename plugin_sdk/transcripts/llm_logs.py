@@ -1,0 +1,352 @@
+"""The ``llm`` command-line tool's ``logs.db`` (SQLite), read without ``llm`` installed.
+
+``llm`` has stored its log in two shapes, and a database upgraded over the
+years holds both; both are read, every conversation in time order.
+
+- **responses** (``llm`` before the message store): one row per prompt and
+  reply in ``responses``, grouped by ``conversation_id``. A row gives, in
+  order: the tool results it sent (``tool_results``, as ``tool`` messages),
+  the user's prompt with ``[fragment: source]`` for each fragment
+  (``prompt_fragments``) and a placeholder for each attachment
+  (``prompt_attachments``), then the reply with one summary line per tool
+  call (``tool_calls``). Tables and columns that an older ``llm`` did not
+  have are simply absent.
+- **threads** (the message store: ``threads``, ``messages``, ``parts``,
+  ``turns``): each thread's chain of messages from its first message to its
+  tip. Text parts are kept (fragments referenced by a part become
+  ``[fragment: source]``), tool calls are summarised, tool results become
+  ``tool`` messages, attachments become placeholders, reasoning parts are
+  skipped and counted. A message that a forked thread shares with a thread
+  already read is counted, not repeated. Timestamps come from the turns.
+
+System prompts (the ``system`` column, ``system`` messages) are skipped and
+counted: they are the host's instructions, not what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .model import ImportReport, Message, Transcript, TranscriptError
+from .text import (
+    DEFAULT_TOOL_OUTPUT_CHARS,
+    media_placeholder,
+    placeholder,
+    tool_call,
+    tool_output,
+    tool_result,
+)
+
+FORMAT = "llm-logs"
+
+
+def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> Transcript:
+    """Import every conversation of an ``llm`` logs database; see the module docstring."""
+    report = ImportReport(FORMAT, str(path))
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        raise TranscriptError(f"{path}: cannot open as SQLite ({error})") from error
+    db.row_factory = sqlite3.Row
+    try:
+        reader = _Reader(db, report, tool_output_chars)
+        if not reader.tables & {"responses", "threads"}:
+            raise TranscriptError(
+                f"{path}: not an llm logs database (no 'responses' or 'threads' table)"
+            )
+        conversations = sorted(
+            [*reader.legacy_conversations(), *reader.threads()], key=lambda c: c[0]
+        )
+        messages = [message for _, batch in conversations for message in batch]
+    except sqlite3.DatabaseError as error:
+        raise TranscriptError(f"{path}: cannot read as an llm logs database ({error})") from error
+    finally:
+        db.close()
+    report.messages = len(messages)
+    report.conversations = len({m.conversation for m in messages})
+    return Transcript(messages, report)
+
+
+class _Reader:
+    def __init__(self, db: sqlite3.Connection, report: ImportReport, limit: int) -> None:
+        self.db = db
+        self.report = report
+        self.limit = limit
+        self.tables = {
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+
+    def columns(self, table: str) -> set[str]:
+        if table not in self.tables:
+            return set()
+        return {row[1] for row in self.db.execute(f'PRAGMA table_info("{table}")')}
+
+    # -- the responses table -------------------------------------------
+
+    def legacy_conversations(self) -> Iterator[tuple[str, list[Message]]]:
+        columns = self.columns("responses")
+        if not columns:
+            return
+        wanted = ["id", "prompt", "system", "response", "conversation_id", "datetime_utc"]
+        select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
+        rows = self.db.execute(f"SELECT {select} FROM responses ORDER BY datetime_utc, rowid")
+        grouped: dict[str, list[sqlite3.Row]] = {}
+        for row in rows:
+            grouped.setdefault(str(row["conversation_id"] or row["id"]), []).append(row)
+        for conversation, responses in grouped.items():
+            key = f"llm conversation {conversation}"
+            messages: list[Message] = []
+            systems: set[str] = set()
+            for row in responses:
+                if row["system"] and row["system"] not in systems:
+                    systems.add(row["system"])
+                    self.report.skip("system prompt")
+                messages.extend(self.legacy_response(row, key))
+            yield (str(responses[0]["datetime_utc"] or ""), messages)
+
+    def legacy_response(self, row: sqlite3.Row, conversation: str) -> list[Message]:
+        where = f"responses {row['id']}"
+        stamp = row["datetime_utc"]
+        out = []
+        for result in self.legacy_tool_results(row["id"]):
+            out.append(Message("tool", result[1], where, conversation, stamp, result[0]))
+        prompt = [row["prompt"] or ""]
+        prompt += [
+            placeholder(self.report, "fragment", source)
+            for source in self.legacy_fragments(row["id"])
+        ]
+        prompt += [
+            media_placeholder(self.report, a["type"], _name(a["path"] or a["url"]))
+            for a in self.legacy_attachments(row["id"])
+        ]
+        text = "\n".join(piece for piece in prompt if piece)
+        if text.strip():
+            out.append(Message("user", text, where, conversation, stamp))
+        reply = [row["response"] or ""]
+        if "tool_calls" in self.tables:
+            for call in self.db.execute(
+                "SELECT name, arguments FROM tool_calls WHERE response_id = ? ORDER BY id",
+                [row["id"]],
+            ):
+                reply.append(tool_call(call["name"], call["arguments"]))
+        text = "\n".join(piece for piece in reply if piece)
+        if text.strip():
+            out.append(Message("assistant", text, where, conversation, stamp))
+        if not out:
+            self.report.skip("empty response row")
+        return out
+
+    def legacy_tool_results(self, response_id: str) -> list[tuple[str | None, str]]:
+        columns = self.columns("tool_results")
+        if not columns:
+            return []
+        exception = "exception" if "exception" in columns else "NULL AS exception"
+        results = []
+        for row in self.db.execute(
+            f"SELECT id, name, output, {exception} FROM tool_results "
+            "WHERE response_id = ? ORDER BY id",
+            [response_id],
+        ):
+            pieces = [tool_output(self.report, row["output"] or "", self.limit)]
+            if "tool_results_attachments" in self.tables:
+                pieces += [
+                    media_placeholder(self.report, a["type"], _name(a["path"] or a["url"]))
+                    for a in self.db.execute(
+                        "SELECT a.type, a.path, a.url FROM tool_results_attachments t "
+                        "JOIN attachments a ON a.id = t.attachment_id "
+                        'WHERE t.tool_result_id = ? ORDER BY t."order"',
+                        [row["id"]],
+                    )
+                ]
+            if row["exception"]:
+                pieces.append(f"exception: {row['exception']}")
+            output = "\n".join(piece for piece in pieces if piece)
+            results.append(
+                (row["name"], tool_result(row["name"], output, error=bool(row["exception"])))
+            )
+        return results
+
+    def legacy_fragments(self, response_id: str) -> list[str]:
+        if "prompt_fragments" not in self.tables:
+            return []
+        return [
+            row[0] or "unnamed"
+            for row in self.db.execute(
+                "SELECT f.source FROM prompt_fragments p JOIN fragments f ON f.id = p.fragment_id "
+                'WHERE p.response_id = ? ORDER BY p."order"',
+                [response_id],
+            )
+        ]
+
+    def legacy_attachments(self, response_id: str) -> list[sqlite3.Row]:
+        if "prompt_attachments" not in self.tables:
+            return []
+        return list(
+            self.db.execute(
+                "SELECT a.type, a.path, a.url FROM prompt_attachments p "
+                "JOIN attachments a ON a.id = p.attachment_id "
+                'WHERE p.response_id = ? ORDER BY p."order"',
+                [response_id],
+            )
+        )
+
+    # -- the message store ---------------------------------------------
+
+    def threads(self) -> Iterator[tuple[str, list[Message]]]:
+        if not {"threads", "messages", "parts"} <= self.tables:
+            return
+        seen: set[str] = set()
+        for thread in self.db.execute(
+            "SELECT id, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, rowid"
+        ).fetchall():
+            chain = self.chain(thread["tip_message_hash"])
+            stamps = self.turn_stamps(thread["id"], [row["hash"] for row in chain])
+            key = f"llm thread {thread['id']}"
+            messages: list[Message] = []
+            for row in chain:
+                if row["hash"] in seen:
+                    self.report.skip("message shared with an earlier thread (a fork)")
+                    continue
+                seen.add(row["hash"])
+                where = f"messages {row['hash'][:16]}"
+                context = (where, key, stamps.get(row["hash"]) or thread["datetime_utc"])
+                messages.extend(self.stored_message(row["hash"], row["role"], context))
+            if messages:
+                yield (str(thread["datetime_utc"] or ""), messages)
+
+    def chain(self, tip: str | None) -> list[sqlite3.Row]:
+        if not tip:
+            return []
+        rows = self.db.execute(
+            """WITH RECURSIVE chain(hash, parent_hash, role, depth) AS (
+                   SELECT hash, parent_hash, role, 0 FROM messages WHERE hash = ?
+                   UNION ALL
+                   SELECT m.hash, m.parent_hash, m.role, chain.depth + 1
+                   FROM messages m JOIN chain ON m.hash = chain.parent_hash
+               )
+               SELECT hash, role FROM chain ORDER BY depth DESC""",
+            [tip],
+        ).fetchall()
+        return list(rows)
+
+    def turn_stamps(self, thread_id: str, hashes: list[str]) -> dict[str, str]:
+        if "turns" not in self.tables:
+            return {}
+        index = {h: i for i, h in enumerate(hashes)}
+        stamps: dict[str, str] = {}
+        for turn in self.db.execute(
+            "SELECT parent_message_hash, tip_message_hash, datetime_utc FROM turns "
+            "WHERE thread_id = ? ORDER BY datetime_utc, rowid",
+            [thread_id],
+        ):
+            # A turn's input (up to its parent) and output (up to its tip) are
+            # new at this turn unless an earlier turn already had them.
+            end = index.get(turn["tip_message_hash"])
+            if end is None:
+                continue
+            for h in hashes[: end + 1]:
+                stamps.setdefault(h, turn["datetime_utc"])
+        return stamps
+
+    def stored_message(
+        self, message_hash: str, role: str, context: tuple[str, str, str | None]
+    ) -> list[Message]:
+        where, conversation, stamp = context
+        if role == "system":
+            self.report.skip("system prompt")
+            return []
+        if role not in ("user", "assistant", "tool"):
+            self.report.skip(f"role {role!r}")
+            return []
+        out: list[Message] = []
+        pieces: list[str] = []
+
+        def flush() -> None:
+            text = "\n".join(piece for piece in pieces if piece)
+            if text.strip():
+                out.append(Message(role, text, where, conversation, stamp))
+            pieces.clear()
+
+        for part in self.db.execute(
+            "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ? "
+            "ORDER BY position",
+            [message_hash],
+        ):
+            payload = _json(part["payload"])
+            kind = part["type"]
+            if kind == "text":
+                pieces.append(self.part_text(part["text"], payload))
+            elif kind == "tool_call":
+                pieces.append(tool_call(part["tool_name"], payload.get("arguments")))
+            elif kind == "tool_result":
+                flush()
+                name = part["tool_name"] or payload.get("name")
+                output = [tool_output(self.report, str(payload.get("output") or ""), self.limit)]
+                output += self.attachment_placeholders(payload.get("attachments") or [])
+                if payload.get("exception"):
+                    output.append(f"exception: {payload['exception']}")
+                text = tool_result(
+                    name, "\n".join(p for p in output if p), error=bool(payload.get("exception"))
+                )
+                out.append(Message("tool", text, where, conversation, stamp, name))
+            elif kind == "attachment":
+                pieces += self.attachment_placeholders([payload.get("attachment") or {}])
+            elif kind == "reasoning":
+                self.report.skip("reasoning part")
+            else:
+                self.report.skip(f"part type {kind!r}")
+        flush()
+        return out
+
+    def part_text(self, text: str | None, payload: dict[str, Any]) -> str:
+        if text is not None:
+            return text
+        pieces = []
+        for piece in payload.get("text_ref") or []:
+            if "literal" in piece:
+                pieces.append(str(piece["literal"]))
+            else:
+                row = self.db.execute(
+                    "SELECT source FROM fragments WHERE id = ?", [piece.get("fragment")]
+                ).fetchone()
+                pieces.append(placeholder(self.report, "fragment", (row and row[0]) or "unnamed"))
+        return "".join(pieces)
+
+    def attachment_placeholders(self, refs: list[Any]) -> list[str]:
+        out = []
+        for ref in refs:
+            attachment_id = ref.get("id") if isinstance(ref, dict) else None
+            row = (
+                self.db.execute(
+                    "SELECT type, path, url FROM attachments WHERE id = ?", [attachment_id]
+                ).fetchone()
+                if attachment_id and "attachments" in self.tables
+                else None
+            )
+            if row is None:
+                out.append(placeholder(self.report, "attachment"))
+            else:
+                out.append(
+                    media_placeholder(self.report, row["type"], _name(row["path"] or row["url"]))
+                )
+        return out
+
+
+def _json(value: str | None) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        loaded = json.loads(value)
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _name(location: str | None) -> str | None:
+    if not location:
+        return None
+    return location.rstrip("/").rsplit("/", 1)[-1] or location

@@ -1,0 +1,173 @@
+"""OpenAI-style chat messages in a JSON file.
+
+Accepted shapes: a list of messages, or an object with a ``messages`` list
+(a saved request body, an export). A message is ``{"role", "content"}``
+where content is a string, ``null``, or a list of parts.
+
+- ``user`` and ``assistant`` messages are kept; text parts (``text``,
+  ``input_text``, ``output_text``) are joined; ``image_url`` and
+  ``input_image`` become ``[image]``, ``input_audio`` ``[audio]``, ``file``
+  ``[file: name]``; a ``refusal`` (part or field) is kept as ``[refusal] ...``;
+  an assistant's ``audio`` reply is kept through its transcript.
+- An assistant's ``tool_calls`` (and the legacy ``function_call``) become one
+  summary line each.
+- ``tool`` (and legacy ``function``) messages become ``tool`` messages named
+  after the call they answer; long output is shortened with a marker.
+- ``system`` and ``developer`` messages are skipped and counted: they are the
+  host's instructions, not what happened in the session.
+- Anything else (other roles, unknown part types, messages that are not
+  objects, messages left empty) is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .model import ImportReport, Message, Transcript, TranscriptError
+from .text import (
+    DEFAULT_TOOL_OUTPUT_CHARS,
+    placeholder,
+    tool_call,
+    tool_output,
+    tool_result,
+)
+
+FORMAT = "openai"
+_TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> Transcript:
+    """Import an OpenAI-style message list; see the module docstring."""
+    report = ImportReport(FORMAT, str(path))
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except UnicodeDecodeError as error:
+        raise TranscriptError(f"{path}: not UTF-8 text ({error.reason})") from error
+    except json.JSONDecodeError as error:
+        raise TranscriptError(
+            f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from error
+    return from_data(data, report, conversation=path.stem, tool_output_chars=tool_output_chars)
+
+
+def from_data(
+    data: Any,
+    report: ImportReport,
+    *,
+    conversation: str = "",
+    tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS,
+) -> Transcript:
+    """Import already-parsed JSON (a list of messages or ``{"messages": [...]}``)."""
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        conversation = str(data.get("id") or conversation)
+        raw_messages = data["messages"]
+    elif isinstance(data, list):
+        raw_messages = data
+    else:
+        raise TranscriptError(
+            f"{report.source}: expected a list of messages or an object with a 'messages' list"
+        )
+    reader = _Reader(report, conversation, tool_output_chars)
+    messages: list[Message] = []
+    for index, raw in enumerate(raw_messages):
+        messages.extend(reader.message(index, raw))
+    report.messages = len(messages)
+    report.conversations = 1 if messages else 0
+    return Transcript(messages, report)
+
+
+class _Reader:
+    def __init__(self, report: ImportReport, conversation: str, limit: int) -> None:
+        self.report = report
+        self.conversation = conversation
+        self.limit = limit
+        self.tool_names: dict[str, str] = {}
+
+    def message(self, index: int, raw: Any) -> list[Message]:
+        where = f"messages[{index}]"
+        if not isinstance(raw, dict):
+            self.report.problem(where, f"a {type(raw).__name__}, not a message object")
+            self.report.skip("malformed message")
+            return []
+        role = raw.get("role")
+        if role in ("system", "developer"):
+            self.report.skip(f"{role} message")
+            return []
+        if role == "user":
+            text = self.content(raw.get("content"), where)
+            return self.make("user", text, where)
+        if role == "assistant":
+            return self.make("assistant", self.assistant(raw, where), where)
+        if role in ("tool", "function"):
+            call_id = raw.get("tool_call_id")
+            name = raw.get("name") or self.tool_names.get(str(call_id)) or None
+            output = tool_output(self.report, self.content(raw.get("content"), where), self.limit)
+            return self.make("tool", tool_result(name, output), where, tool=name)
+        self.report.skip(f"role {role!r}" if isinstance(role, str) else "message without a role")
+        return []
+
+    def assistant(self, raw: dict[str, Any], where: str) -> str:
+        pieces = [self.content(raw.get("content"), where)]
+        if isinstance(raw.get("refusal"), str) and raw["refusal"].strip():
+            pieces.append(f"[refusal] {raw['refusal']}")
+        audio = raw.get("audio")
+        if isinstance(audio, dict):
+            transcript = audio.get("transcript")
+            pieces.append(
+                f"[audio] {transcript}" if transcript else placeholder(self.report, "audio")
+            )
+        calls = raw.get("tool_calls") or []
+        if not isinstance(calls, list):
+            self.report.problem(where, "tool_calls is not a list")
+            calls = []
+        legacy = raw.get("function_call")
+        if isinstance(legacy, dict):
+            calls = [*calls, {"type": "function", "function": legacy}]
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                self.report.skip("tool call without a function")
+                continue
+            name = function.get("name")
+            if isinstance(call.get("id"), str) and isinstance(name, str):
+                self.tool_names[call["id"]] = name
+            pieces.append(tool_call(name, function.get("arguments")))
+        return "\n".join(piece for piece in pieces if piece)
+
+    def content(self, content: Any, where: str) -> str:
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            self.report.problem(where, f"content is a {type(content).__name__}")
+            self.report.skip("malformed content")
+            return ""
+        pieces = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind in _TEXT_PARTS and isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif kind in ("image_url", "input_image"):
+                pieces.append(placeholder(self.report, "image"))
+            elif kind == "input_audio":
+                pieces.append(placeholder(self.report, "audio"))
+            elif kind in ("file", "input_file"):
+                info = part.get("file") if isinstance(part.get("file"), dict) else part
+                pieces.append(placeholder(self.report, "file", info.get("filename")))
+            elif kind == "refusal" and isinstance(part.get("refusal"), str):
+                pieces.append(f"[refusal] {part['refusal']}")
+            elif isinstance(kind, str):
+                self.report.skip(f"content part {kind!r}")
+            else:
+                self.report.problem(where, "a content part without a type")
+                self.report.skip("malformed content part")
+        return "\n".join(pieces)
+
+    def make(self, role: str, text: str, where: str, tool: str | None = None) -> list[Message]:
+        if not text.strip():
+            self.report.skip(f"empty {role} message")
+            return []
+        return [Message(role, text, where, self.conversation, None, tool)]
