@@ -1,0 +1,119 @@
+"""examples/host/host.py, the host of docs/host-guide.md, runs and does what it says.
+
+It runs as a script in a subprocess with this interpreter, on a temp store,
+twice: the second run starts from what the first one remembered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from plugin_sdk import Store, expand, load_pack_file
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "host" / "host.py"
+PACK = ROOT / "examples" / "host" / "assistant.toml"
+PROJECT = "billing-demo"
+
+
+def run_example(db: Path) -> str:
+    env = {**os.environ, "PLUGIN_SDK_LOAD_PLUGINS": ""}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        cwd=db.parent,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return done.stdout
+
+
+def section(output: str, title: str) -> str:
+    return output.split(f"== {title}\n", 1)[1].split("\n== ", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    db = tmp_path_factory.mktemp("host") / "memory.db"
+    return db, run_example(db)
+
+
+def test_first_session_starts_empty_and_remembers_through_the_historian(first_run):
+    _db, output = first_run
+    one = section(output, "session-1")
+    assert one.startswith(
+        "memory block: 0/1000 tokens, 0 memories shown\n(no memories to inject)\n"
+    )
+    written = [int(n) for n in re.findall(r"^historian: (\d+) written", one, re.M)]
+    assert written == [1, 2, 1]
+    assert re.search(r"^fragmented \[\d+\] into header \[\d+\] and 3 details$", one, re.M)
+    # The delta carries each new memory into the running session.
+    assert "New:\n- [1] Always run the tests with `make check` before a commit." in one
+    assert "Never push to main directly." in one.split("delta:")[-1]
+    assert re.search(r"^dreamer: \S+ handled \d+ \((done|paused)\)$", one, re.M)
+
+
+def test_second_session_is_given_the_memory_and_expands_on_demand(first_run):
+    _db, output = first_run
+    two = section(output, "session-2")
+    block = two.split("<memory>\n", 1)[1].split("</memory>", 1)[0]
+    assert "- [1] Always run the tests with `make check` before a commit." in block
+    header = re.search(
+        r"^- \[(\d+)\] To cut a release of billing: \(3 details: expand \1\)$", block, re.M
+    )
+    assert header, block
+    assert block.index("# Directives") < block.index("# Known facts")
+    port = re.search(r"^- \[(\d+)\] The billing service listens on port 8081\.$", block, re.M)
+    assert port
+    assert f"assistant: From memory [{port[1]}]: The billing service listens on port 8081." in two
+    assert f"(expanding [{header[1]}]: 3 details)" in two
+    assert (
+        "assistant: From memory: 1. Bump the version in pyproject.toml. "
+        "2. Run `make check` and fix what fails. 3. Tag the commit vX.Y.Z and push the tag."
+    ) in two
+    assert "- [" in two.split("delta: 1 new, 0 updated\n")[1]
+    assert "The staging database is billing-stg." in two
+
+
+def test_the_store_holds_what_the_host_was_told(first_run):
+    db, output = first_run
+    pack = load_pack_file(PACK)
+    with Store(db, project=PROJECT) as store:
+        assert store.category_names() == sorted(
+            pack.categories, key=lambda n: pack.categories[n].priority
+        )
+        rules = [
+            m.content for m in store.memories.list(category="USER_RULES") if m.source == "historian"
+        ]
+        assert rules == [
+            "Always run the tests with `make check` before a commit.",
+            "Never push to main directly.",
+        ]
+        (hit,) = store.memories.search("staging database")
+        assert hit.memory.category == "USER_FACTS"
+        (header,) = store.memories.search("cut release")
+        assert len(expand(store, header.memory.id).shown) == 3
+        sessions = [
+            row[0] for row in store.db.execute("SELECT session_id FROM injections ORDER BY 1")
+        ]
+        assert sessions == ["session-1", "session-2"]
+    counts = dict(re.findall(r"^(USER_\w+): (\d+) active$", section(output, "store"), re.M))
+    assert set(counts) == {"USER_RULES", "USER_FACTS"}
+
+
+def test_a_second_run_starts_from_what_the_first_remembered(first_run):
+    db, _output = first_run
+    again = run_example(db)
+    one = section(again, "session-1")
+    assert "- [1] Always run the tests with `make check` before a commit." in one.split("user:")[0]
+    assert re.findall(r"^historian: (\d+) written", one, re.M) == ["0", "0", "0"]
+    assert "assistant: From memory [" in one  # billing is already known on the first line
