@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         Prompt,
     )
     from .models import Memory
+    from .proposals import ProposalDraft
     from .store import Store
     from .tokens import TokenCounter
 
@@ -284,3 +285,21 @@ def memories_merged(store: Store, source_ids: list[int], target_id: int) -> None
 @hookspec
 def memory_archived(store: Store, memory_id: int) -> None:
     """A memory was archived."""
+
+
+# Actuation: detectors turn recurring patterns into proposals for a person.
+
+
+@hookspec
+def detect_patterns(store: Store, project: str) -> list[ProposalDraft]:  # type: ignore[empty-body]
+    """Find recurring patterns in ``project`` and suggest changes as proposal drafts.
+
+    Every implementation runs; the drafts are filed in the approval queue
+    (``detect.run_detectors``, ``memsdk queue detect``), where nothing is
+    applied until a person approves. A detector only reads: it never writes
+    to the store or to files. An identical pending proposal is filed once,
+    and a change a person already rejected is not filed again.
+
+    :param store: the store.
+    :param project: the project to look at.
+    """

@@ -1,20 +1,34 @@
 """Proposals: changes that wait for a person's approval.
 
-The dreamer never rewrites an intent memory on its own; it files a proposal
-here instead. An identical pending proposal (same project, type and diff) is
-not filed twice. Approving and applying proposals is the approval queue's job.
+The dreamer never rewrites an intent memory on its own, and detectors
+(``detect_patterns``) never change anything: they file a proposal here. An
+identical pending proposal (same project, type and diff) is not filed twice.
+Approving, rejecting, editing and undoing are the approval queue's job
+(``queue.py``); its history is in ``proposal_events``.
+
+``diff_type`` is one of :data:`DIFF_TYPES`; the diff shapes each one takes are
+described in ``docs/queue.md``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from .errors import MemsdkError, NotFound
+
 if TYPE_CHECKING:
     from .store import Store
+
+DIFF_TYPES = ("claude_md", "memory_entry", "skill", "allowlist")
+STATUSES = ("pending", "approved", "rejected", "applied", "failed", "undone")
+
+
+class InvalidProposal(MemsdkError, ValueError):
+    """A proposal or a draft whose type or diff is malformed."""
 
 
 @attrs.frozen
@@ -28,6 +42,75 @@ class Proposal:
     diff: dict[str, Any]
     source: str
     created_at: str
+    updated_at: str = ""
+    error: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Proposal:
+        return cls(
+            id=row["id"],
+            project=row["project"],
+            diff_type=row["diff_type"],
+            status=row["status"],
+            rationale=row["rationale"],
+            evidence=json.loads(row["evidence"]),
+            diff=json.loads(row["diff"]),
+            source=row["source"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            error=row.get("error"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class ProposalDraft:
+    """A proposal a detector suggests (returned by ``detect_patterns``).
+
+    ``diff`` is a diff of ``diff_type``'s shape; for the file types it may also
+    be a draft shape (a note, a skill, allowlist entries) that the queue turns
+    into an exact change against the target repository when it files it.
+    ``source`` names the detector.
+    """
+
+    diff_type: str
+    rationale: str
+    evidence: list[int]
+    diff: dict[str, Any]
+    source: str = "detector"
+
+
+@attrs.frozen
+class Event:
+    """One row of a proposal's history."""
+
+    id: int
+    proposal_id: int
+    event: str
+    actor: str
+    detail: dict[str, Any]
+    at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def canonical(diff: dict[str, Any]) -> str:
+    """The diff as canonical JSON (sorted keys): what is stored and hashed."""
+    return json.dumps(diff, sort_keys=True, ensure_ascii=False)
+
+
+def diff_hash(diff: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical(diff).encode("utf-8")).hexdigest()
+
+
+def check_diff_type(diff_type: str) -> None:
+    if diff_type not in DIFF_TYPES:
+        raise InvalidProposal(
+            f"unknown diff_type {diff_type!r}; diff types are {', '.join(DIFF_TYPES)}"
+        )
 
 
 def propose(
@@ -41,8 +124,9 @@ def propose(
     project: str | None = None,
 ) -> int | None:
     """File a pending proposal; None if an identical one is already pending."""
-    canonical = json.dumps(diff, sort_keys=True, ensure_ascii=False)
-    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    check_diff_type(diff_type)
+    if not isinstance(diff, dict):
+        raise InvalidProposal(f"a proposal's diff is a JSON object, not {type(diff).__name__}")
     now = store.now()
     with store.atomic():
         cursor = store.db.execute(
@@ -55,33 +139,69 @@ def propose(
                 diff_type,
                 rationale,
                 json.dumps(sorted(evidence)),
-                canonical,
-                digest,
+                canonical(diff),
+                diff_hash(diff),
                 source,
                 now,
                 now,
             ],
         )
-    return cursor.lastrowid if cursor.rowcount else None
+        if not cursor.rowcount:
+            return None
+        proposal_id = cast(int, cursor.lastrowid)
+        record_event(store, proposal_id, "filed", source, {})
+    return proposal_id
 
 
 def pending(store: Store, *, project: str | None = None) -> list[Proposal]:
     """Pending proposals of a project, oldest first."""
-    rows = store.db.query(
-        "SELECT * FROM proposals WHERE project = ? AND status = 'pending' ORDER BY id",
-        [project or store.project],
+    return list_proposals(store, project=project, status="pending")
+
+
+def list_proposals(
+    store: Store, *, project: str | None = None, status: str | None = None
+) -> list[Proposal]:
+    """Proposals of a project with one status (``None``: every status), oldest first."""
+    if status is not None and status not in STATUSES:
+        raise InvalidProposal(f"unknown status {status!r}; statuses are {', '.join(STATUSES)}")
+    sql = "SELECT * FROM proposals WHERE project = ?"
+    params: list[Any] = [project or store.project]
+    if status is not None:
+        sql += " AND status = ?"
+        params.append(status)
+    return [Proposal.from_row(row) for row in store.db.query(sql + " ORDER BY id", params)]
+
+
+def get(store: Store, proposal_id: int) -> Proposal:
+    """One proposal by id; :class:`NotFound` if there is none."""
+    rows = list(store.db.query("SELECT * FROM proposals WHERE id = ?", [proposal_id]))
+    if not rows:
+        raise NotFound(f"no proposal with id {proposal_id} in store {store.path}")
+    return Proposal.from_row(rows[0])
+
+
+def record_event(
+    store: Store, proposal_id: int, event: str, actor: str, detail: dict[str, Any]
+) -> None:
+    """Add one row to a proposal's history (call inside the change's transaction)."""
+    store.db.execute(
+        "INSERT INTO proposal_events (proposal_id, event, actor, detail, at) VALUES (?, ?, ?, ?, ?)",
+        [proposal_id, event, actor, canonical(detail), store.now()],
     )
+
+
+def events(store: Store, proposal_id: int) -> list[Event]:
+    """A proposal's history, oldest first."""
     return [
-        Proposal(
+        Event(
             id=row["id"],
-            project=row["project"],
-            diff_type=row["diff_type"],
-            status=row["status"],
-            rationale=row["rationale"],
-            evidence=json.loads(row["evidence"]),
-            diff=json.loads(row["diff"]),
-            source=row["source"],
-            created_at=row["created_at"],
+            proposal_id=row["proposal_id"],
+            event=row["event"],
+            actor=row["actor"],
+            detail=json.loads(row["detail"]),
+            at=row["at"],
         )
-        for row in rows
+        for row in store.db.query(
+            "SELECT * FROM proposal_events WHERE proposal_id = ? ORDER BY id", [proposal_id]
+        )
     ]

@@ -1,0 +1,386 @@
+"""What an approved proposal does: a store change, or a commit on a new git branch.
+
+- ``memory_entry`` goes through the store's own API (``memories.write``,
+  ``update``, ``merge``), so deduplication and merge rules hold; the queue
+  runs it in one transaction and records the rows it changed (``undo.py``).
+- ``claude_md``, ``skill`` and ``allowlist`` are file changes in a target git
+  repository: ``{"path", "base", "before", "after"}``, where ``base`` is the
+  blob id of the file when the proposal was made (``None``: the file did not
+  exist). Approval commits ``after`` (and a pull-request description) on a new
+  branch with git's plumbing (``gitapply.py``); the user's branch, index and
+  working tree are never touched. A file that changed since ``base`` fails the
+  apply, unless a three-way merge is asked for and merges cleanly.
+
+Detectors may give file changes as drafts (a note for the instructions file, a
+skill, allowlist entries); :func:`resolve` turns a draft into the exact change
+against the target repository as it is at ``target.base``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .errors import MemsdkError
+from .gitapply import GitError, Repo, check_path
+from .proposals import InvalidProposal, Proposal
+
+if TYPE_CHECKING:
+    from .store import Store
+
+INSTRUCTIONS_FILES = ("CLAUDE.md", "AGENTS.md")
+SETTINGS_FILE = ".claude/settings.json"
+SKILLS_DIR = ".claude/skills"
+NOTES_SECTION = "Notes from memory"
+DESCRIPTIONS_DIR = ".memsdk/pull-requests"
+FILE_KEYS = {"path", "base", "before", "after"}
+_MEMORY_FIELDS: dict[str, dict[str, type]] = {
+    "write": {"category": str, "content": str},
+    "update": {"id": int, "content": str},
+    "merge": {"category": str, "into": int, "sources": list},
+    "review": {"reply": str},
+}
+_BLOB = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+_SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+class ApplyFailed(MemsdkError):
+    """An approved change could not be applied; nothing of it was kept."""
+
+
+@attrs.frozen
+class Target:
+    """Where file proposals go, and how they are applied.
+
+    :param repo: the target git repository (default: the current directory).
+    :param instructions_file: the agent's instructions file; default: CLAUDE.md,
+        or AGENTS.md when only that one exists.
+    :param settings_file: the settings JSON holding ``permissions.allow``.
+    :param skills_dir: where skills live (``NAME/SKILL.md`` under it).
+    :param base: the commit a new branch starts from.
+    :param branch: the new branch's name (default ``memsdk/proposal-ID``).
+    :param merge: when the file changed since the proposal, try a three-way
+        merge instead of failing (a conflict still fails).
+    """
+
+    repo: str | Path | None = None
+    instructions_file: str | None = None
+    settings_file: str = SETTINGS_FILE
+    skills_dir: str = SKILLS_DIR
+    base: str = "HEAD"
+    branch: str | None = None
+    merge: bool = False
+
+    def open(self) -> Repo:
+        return Repo(self.repo if self.repo is not None else Path.cwd())
+
+    def branch_for(self, proposal_id: int) -> str:
+        return self.branch or f"memsdk/proposal-{proposal_id}"
+
+
+# Checking diffs
+
+
+def check_memory_diff(diff: dict[str, Any]) -> None:
+    """The ``memory_entry`` shapes; :class:`InvalidProposal` names what is wrong."""
+    action = diff.get("action")
+    fields = _MEMORY_FIELDS.get(action) if isinstance(action, str) else None
+    if fields is None:
+        raise InvalidProposal(
+            f"memory_entry diff has action {action!r}; actions are {', '.join(_MEMORY_FIELDS)}"
+        )
+    for name, kind in fields.items():
+        value = diff.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise InvalidProposal(f"memory_entry {action}: {name!r} must be a {kind.__name__}")
+    if action == "merge" and not all(
+        isinstance(s, int) and not isinstance(s, bool) for s in diff["sources"]
+    ):
+        raise InvalidProposal("memory_entry merge: 'sources' must be a list of memory ids")
+    if "content" in diff and (not isinstance(diff["content"], str) or not diff["content"].strip()):
+        raise InvalidProposal(f"memory_entry {action}: 'content' is empty")
+
+
+def check_file_diff(diff_type: str, diff: dict[str, Any]) -> None:
+    """The exact file-change shape ``{"path", "base", "before", "after"}``."""
+    if set(diff) != FILE_KEYS:
+        raise InvalidProposal(
+            f"{diff_type} diff must have exactly the keys {', '.join(sorted(FILE_KEYS))}; "
+            f"got {', '.join(sorted(diff)) or 'none'}"
+        )
+    try:
+        check_path(diff["path"])
+    except GitError as error:
+        raise InvalidProposal(f"{diff_type}: {error}") from error
+    base, before, after = diff["base"], diff["before"], diff["after"]
+    if base is not None and not (isinstance(base, str) and _BLOB.fullmatch(base)):
+        raise InvalidProposal(f"{diff_type}: 'base' must be a git blob id or null")
+    if (base is None) != (before is None) or not isinstance(before, (str, type(None))):
+        raise InvalidProposal(f"{diff_type}: 'before' is the text at 'base' (null with it)")
+    if not isinstance(after, str):
+        raise InvalidProposal(f"{diff_type}: 'after' must be the file's new text")
+    if after == before:
+        raise InvalidProposal(f"{diff_type}: 'after' is the same as 'before'; nothing changes")
+    if diff_type == "allowlist":
+        _settings(after, diff["path"])
+
+
+def check_diff(diff_type: str, diff: dict[str, Any]) -> None:
+    if diff_type == "memory_entry":
+        check_memory_diff(diff)
+    else:
+        check_file_diff(diff_type, diff)
+
+
+# Drafts -> exact file changes
+
+
+def resolve(diff_type: str, diff: dict[str, Any], target: Target) -> dict[str, Any] | None:
+    """The exact diff for a draft (an exact diff is checked and returned as it is).
+
+    Drafts: ``claude_md`` ``{"note", "section"?}``; ``skill`` ``{"skill",
+    "description", "body"}``; ``allowlist`` ``{"allow": [...]}``. Returns
+    ``None`` when the target already has what the draft asks for.
+    """
+    if diff_type == "memory_entry":
+        check_memory_diff(diff)
+        return diff
+    if "path" in diff:
+        check_file_diff(diff_type, diff)
+        return diff
+    repo = target.open()
+    commit = repo.commit(target.base)
+    if commit is None:
+        raise ApplyFailed(f"{repo.path}: {target.base!r} names no commit to propose against")
+    after: str | None
+    if diff_type == "claude_md":
+        note = diff.get("note")
+        if not isinstance(note, str) or not note.strip():
+            raise InvalidProposal("claude_md draft: 'note' must be a non-empty text")
+        path = target.instructions_file or _instructions_file(repo, commit)
+        base, before = _current(repo, commit, path)
+        after = add_note(before or "", note, diff.get("section") or NOTES_SECTION)
+    elif diff_type == "skill":
+        name = diff.get("skill")
+        if not isinstance(name, str) or not _SKILL_NAME.fullmatch(name):
+            raise InvalidProposal("skill draft: 'skill' must be a name like deploy-checklist")
+        path = f"{target.skills_dir.rstrip('/')}/{name}/SKILL.md"
+        base, before = _current(repo, commit, path)
+        after = skill_text(name, str(diff.get("description", "")), str(diff.get("body", "")))
+    elif diff_type == "allowlist":
+        allow = diff.get("allow")
+        if not isinstance(allow, list) or not allow or not all(isinstance(a, str) for a in allow):
+            raise InvalidProposal("allowlist draft: 'allow' must be a list of permission rules")
+        path = target.settings_file
+        base, before = _current(repo, commit, path)
+        after = add_allowed(before, allow, path)
+    else:
+        raise InvalidProposal(f"no draft shape for diff_type {diff_type!r}")
+    if after is None or after == before:
+        return None
+    exact = {"path": check_path(path), "base": base, "before": before, "after": after}
+    check_file_diff(diff_type, exact)
+    return exact
+
+
+def add_note(text: str, note: str, section: str) -> str:
+    """``text`` with ``- note`` at the end of the ``## section`` (added if missing)."""
+    bullet = "- " + " ".join(note.split())
+    lines = text.splitlines()
+    if bullet in (line.rstrip() for line in lines):
+        return text
+    heading = f"## {section}"
+    if heading not in (line.rstrip() for line in lines):
+        body = text.rstrip("\n")
+        return (body + "\n\n" if body else "") + f"{heading}\n\n{bullet}\n"
+    start = [line.rstrip() for line in lines].index(heading)
+    end = next(
+        (i for i in range(start + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines)
+    )
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    lines[end:end] = [bullet]
+    return "\n".join(lines) + "\n"
+
+
+def skill_text(name: str, description: str, body: str) -> str:
+    description = " ".join(description.split()) or name
+    return f"---\nname: {name}\ndescription: {description}\n---\n\n{body.strip()}\n"
+
+
+def add_allowed(text: str | None, allow: list[str], path: str) -> str | None:
+    """The settings JSON with ``allow`` added to ``permissions.allow`` (kept if already there)."""
+    settings = _settings(text, path) if text is not None else {}
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise InvalidProposal(f"{path}: 'permissions' is not a JSON object")
+    allowed = permissions.setdefault("allow", [])
+    if not isinstance(allowed, list):
+        raise InvalidProposal(f"{path}: 'permissions.allow' is not a list")
+    new = [rule for rule in dict.fromkeys(allow) if rule not in allowed]
+    if not new:
+        return text
+    allowed.extend(new)
+    return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
+
+
+def _settings(text: str | None, path: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "")
+    except json.JSONDecodeError as error:
+        raise InvalidProposal(f"{path} is not valid JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise InvalidProposal(f"{path} must hold a JSON object")
+    return value
+
+
+def _instructions_file(repo: Repo, commit: str) -> str:
+    for name in INSTRUCTIONS_FILES:
+        if repo.read(commit, name) is not None:
+            return name
+    return INSTRUCTIONS_FILES[0]
+
+
+def _current(repo: Repo, commit: str, path: str) -> tuple[str | None, str | None]:
+    found = repo.read(commit, check_path(path))
+    if found is None:
+        return None, None
+    try:
+        return found.blob, found.data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidProposal(f"{path} is not UTF-8 text") from error
+
+
+# Applying
+
+
+def apply_memory(store: Store, proposal: Proposal) -> dict[str, Any]:
+    """Apply a ``memory_entry`` through the store's API (the caller holds the transaction)."""
+    diff = proposal.diff
+    action = diff["action"]
+    source = f"proposal:{proposal.id}"
+    if action == "write":
+        result = store.memories.write(
+            diff["content"],
+            diff["category"],
+            project=proposal.project,
+            importance=diff.get("importance", 50),
+            source=source,
+        )
+        return {"action": action, "memory_id": result.id, "created": result.created}
+    if action == "update":
+        current = store.memories.get(diff["id"])
+        if current.status not in ("active", "pending"):
+            raise ApplyFailed(f"memory {current.id} is {current.status} now")
+        updated = store.memories.update(current.id, content=diff["content"])
+        return {"action": action, "memory_id": updated.id, "changed": updated != current}
+    if action == "merge":
+        target = store.memories.get(diff["into"])
+        if target.category != diff["category"]:
+            raise ApplyFailed(f"memory {target.id} is in {target.category} now")
+        text = diff.get("content")
+        if text and text != target.content:
+            store.memories.update(target.id, content=text)
+        store.memories.merge(diff["sources"], into=target.id)
+        return {"action": action, "memory_id": target.id, "merged": diff["sources"]}
+    raise InvalidProposal(f"memory_entry {action}: nothing to apply")
+
+
+def apply_file(proposal: Proposal, target: Target, *, actor: str, rendered: str) -> dict[str, Any]:
+    """Commit a file proposal on a new branch; :class:`ApplyFailed` leaves no ref behind."""
+    diff = proposal.diff
+    path = diff["path"]
+    try:
+        repo = target.open()
+        branch = repo.check_branch(target.branch_for(proposal.id))
+        base = repo.commit(target.base)
+        if base is None:
+            raise ApplyFailed(f"{target.base!r} names no commit in {repo.path}")
+        if repo.branch_exists(branch):
+            raise ApplyFailed(f"branch {branch} already exists in {repo.path}")
+        current = repo.read(base, path)
+        data = diff["after"].encode("utf-8")
+        if (current.blob if current else None) != diff["base"]:
+            data = _merged(repo, path, diff, current, target, base)
+        description_path = f"{DESCRIPTIONS_DIR}/{branch.replace('/', '-')}.md"
+        if repo.read(base, description_path) is not None:
+            raise ApplyFailed(f"{description_path} already exists at {base[:12]}")
+        title, body = describe(proposal, branch=branch, actor=actor)
+        description = f"# {title}\n\n{body}\n```diff\n{rendered.rstrip()}\n```\n"
+        commit = repo.commit_files(
+            base,
+            {
+                path: (current.mode if current else "100644", data),
+                description_path: ("100644", description.encode("utf-8")),
+            },
+            f"{title}\n\n{body}",
+        )
+        repo.create_branch(branch, commit, f"memsdk: proposal {proposal.id} approved by {actor}")
+    except GitError as error:
+        raise ApplyFailed(str(error)) from error
+    return {
+        "repo": str(repo.path),
+        "branch": branch,
+        "commit": commit,
+        "base_commit": base,
+        "path": path,
+        "description": description_path,
+    }
+
+
+def _merged(
+    repo: Repo, path: str, diff: dict[str, Any], current: Any, target: Target, base: str
+) -> bytes:
+    now = f"blob {current.blob[:12]}" if current else "absent"
+    was = f"blob {diff['base'][:12]}" if diff["base"] else "absent"
+    changed = f"{path} changed since the proposal was made (was {was}, is {now} at {base[:12]})"
+    if not target.merge:
+        raise ApplyFailed(f"{changed}; approve with a three-way merge to try merging")
+    if current is None or diff["before"] is None:
+        raise ApplyFailed(f"{changed}; a three-way merge needs the file on both sides")
+    merged, conflicts = repo.merge_text(
+        current.data, diff["before"].encode("utf-8"), diff["after"].encode("utf-8"), path
+    )
+    if conflicts:
+        raise ApplyFailed(f"{changed}; merge conflict: {conflicts} conflicting hunk(s)")
+    return merged
+
+
+def describe(proposal: Proposal, *, branch: str, actor: str) -> tuple[str, str]:
+    """The commit's (and the pull request's) title and body."""
+    first = proposal.rationale.strip().splitlines()[0] if proposal.rationale.strip() else ""
+    title = f"memsdk: {proposal.diff['path']}: {first}"[:72].rstrip()
+    evidence = ", ".join(str(i) for i in proposal.evidence) or "none"
+    body = (
+        f"{proposal.rationale.strip()}\n\n"
+        f"- proposal: {proposal.id} ({proposal.diff_type}), filed by {proposal.source} "
+        f"on {proposal.created_at}\n"
+        f"- evidence (memory ids): {evidence}\n"
+        f"- approved by: {actor}\n"
+        f"- branch: {branch}\n"
+    )
+    return title, body
+
+
+def unified(path: str, before: str | None, after: str | None) -> str:
+    """A unified diff of one file (``/dev/null`` for a missing side)."""
+    old = (before or "").splitlines(keepends=True)
+    new = (after or "").splitlines(keepends=True)
+    lines = difflib.unified_diff(
+        old,
+        new,
+        fromfile="/dev/null" if before is None else f"a/{path}",
+        tofile="/dev/null" if after is None else f"b/{path}",
+    )
+    out = []
+    for line in lines:
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
