@@ -1,0 +1,209 @@
+"""The llm adapter: a model registered through llm's own plugin hook runs the stages.
+
+No network and no real llm configuration: ``LLM_USER_PATH`` points at a
+temporary directory, and the model is a deterministic ``llm.Model`` subclass
+registered with ``llm.pm`` through a ``register_models`` hookimpl.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plugin_sdk import Store
+from plugin_sdk.dreamer import Dreamer
+from plugin_sdk.historian import run_historian
+from plugin_sdk.hooktypes import Prompt
+from plugin_sdk.llm_model import LlmModel, LlmModelError, LlmNotInstalled, import_llm
+from plugin_sdk.packs import validate_pack
+from plugin_sdk.prompts import dreamer_curate, historian_system
+from plugin_sdk.testing import fresh_plugin_manager, pack_document
+
+llm = pytest.importorskip("llm")
+
+MODEL_ID = "memsdk-test-harbour"
+PLUGIN_NAME = "memsdk-test-harbour-plugin"
+PACK = pack_document("harbour", "1.0.0", {"BERTH_RULES": "intent", "QUAY_STATE": "content"})
+
+
+class HarbourModel(llm.Model):
+    """Answers from a list, in order; keeps every prompt it was sent."""
+
+    model_id = MODEL_ID
+    can_stream = False
+
+    def __init__(self) -> None:
+        self.answers: list[str | Exception] = []
+        self.seen: list[dict[str, object]] = []
+
+    def execute(self, prompt, stream, response, conversation):
+        self.seen.append(
+            {
+                "system": prompt.system,
+                "prompt": prompt.prompt,
+                "roles": [m.role for m in prompt.messages],
+            }
+        )
+        if not self.answers:
+            raise AssertionError("HarbourModel has no answer left")
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        yield answer
+
+
+class HarbourPlugin:
+    __name__ = PLUGIN_NAME  # llm.get_plugins() reads a plugin's __name__
+
+    def __init__(self, model: HarbourModel) -> None:
+        self.model = model
+
+    @llm.hookimpl
+    def register_models(self, register):
+        register(self.model, aliases=["harbour"])
+
+
+@pytest.fixture
+def harbour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HarbourModel]:
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    model = HarbourModel()
+    plugin = HarbourPlugin(model)
+    llm.pm.register(plugin, name=PLUGIN_NAME)
+    try:
+        yield model
+    finally:
+        llm.pm.unregister(plugin)
+
+
+def open_store(tmp_path: Path, model_id: str = MODEL_ID) -> Store:
+    plugins = fresh_plugin_manager(("llm-model", LlmModel(model_id)))
+    store = Store(tmp_path / "m.db", project="harbour", plugins=plugins)
+    store.packs.install(validate_pack(PACK, source="harbour"))
+    return store
+
+
+def test_the_model_comes_from_llms_plugin_hook_and_llms_config_is_the_temp_dir(harbour, tmp_path):
+    assert PLUGIN_NAME in [p["name"] for p in llm.get_plugins()]
+    assert llm.get_model("harbour") is harbour  # the alias resolves too
+    assert llm.user_dir() == tmp_path / "llm-home"
+
+
+def test_the_historian_runs_on_an_llm_model(harbour, tmp_path):
+    store = open_store(tmp_path)
+    harbour.answers.append(
+        '<facts category="QUAY_STATE">\n- Quay 1 fender 3 is split; a replacement is ordered.\n'
+        '</facts>\n<facts category="BERTH_RULES">\n'
+        "- Vessels over 9 m draught berth at quay 1 only.\n</facts>"
+    )
+    chunk = [
+        {
+            "role": "user",
+            "content": "Fender 3 on quay 1 is split. Anything over 9 m goes to quay 1.",
+        },
+        {"role": "assistant", "content": "Noted both."},
+    ]
+    report = run_historian(store, chunk)
+    assert len(report.written) == 2 and report.quarantined == []
+    assert sorted(m.content for m in store.memories.list()) == [
+        "Quay 1 fender 3 is split; a replacement is ordered.",
+        "Vessels over 9 m draught berth at quay 1 only.",
+    ]
+    sent = harbour.seen[0]
+    # the criteria-built prompt is llm's system prompt
+    assert str(sent["system"]).strip() == historian_system(store).strip()
+    assert "Fender 3 on quay 1 is split." in str(sent["prompt"])
+    store.close()
+
+
+def test_the_dreamer_runs_on_an_llm_model(harbour, tmp_path):
+    store = open_store(tmp_path)
+    first = store.memories.write("Quay 2 is closed for dredging until April 2026.", "QUAY_STATE")
+    second = store.memories.write(
+        "Quay 2 is closed for dredging until April 2026 too.", "QUAY_STATE"
+    )
+    harbour.answers.append("Quay 2 is closed for dredging until the end of April 2026.")
+    [result] = Dreamer(store).run("curate")
+    assert result.finished_pass
+    active = [m.content for m in store.memories.list()]
+    assert active == ["Quay 2 is closed for dredging until the end of April 2026."]
+    assert store.memories.get(first.id).superseded_by == second.id
+    sent = harbour.seen[0]
+    assert str(sent["system"]).strip() == dreamer_curate(store).strip()
+    assert str(sent["prompt"]).startswith("[2] Quay 2 is closed")
+    store.close()
+
+
+def test_several_messages_go_to_llm_as_messages(harbour):
+    harbour.answers.append("ok")
+    model = LlmModel(MODEL_ID)
+    prompt = Prompt(
+        "test",
+        "Be brief.",
+        [
+            {"role": "user", "content": "first"},
+            {"role": "assistant", "content": "second"},
+            {"role": "user", "content": "third"},
+        ],
+    )
+    assert model.complete(prompt) == "ok"
+    assert harbour.seen[0]["roles"] == ["system", "user", "assistant", "user"]
+    assert model.calls == 1
+
+
+def test_an_unknown_model_is_one_clear_error(harbour):
+    with pytest.raises(LlmModelError, match=r"llm has no model 'no-such-model'.*`llm models`"):
+        LlmModel("no-such-model").complete(
+            Prompt("historian", "s", [{"role": "user", "content": "x"}])
+        )
+
+
+def test_a_failing_model_is_one_clear_error(harbour):
+    harbour.answers.append(llm.ModelError("rate limited, retry in 20s"))
+    with pytest.raises(LlmModelError) as caught:
+        LlmModel(MODEL_ID).complete(Prompt("historian", "s", [{"role": "user", "content": "x"}]))
+    assert str(caught.value) == (
+        f"llm model '{MODEL_ID}' failed on a historian prompt: ModelError: rate limited, retry in 20s"
+    )
+
+
+def test_without_llm_installed_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llm", None)  # import llm now raises ImportError
+    with pytest.raises(LlmNotInstalled, match=r"pip install 'memsdk\[llm\]'"):
+        import_llm()
+    model = LlmModel("anything")  # constructing never imports llm
+    with pytest.raises(LlmNotInstalled):
+        model.complete(Prompt("historian", "s", [{"role": "user", "content": "x"}]))
+
+
+def test_a_conversation_logged_by_the_installed_llm_imports(harbour, tmp_path):
+    """The logs.db importer reads what this version of llm writes (whichever schema)."""
+    import sqlite_utils
+
+    from plugin_sdk.transcripts import load_transcript
+
+    try:
+        from llm.migrations import migrate
+    except ImportError:  # pragma: no cover - every llm since 0.4 has it
+        pytest.skip("this llm has no migrations module")
+    path = tmp_path / "logs.db"
+    db = sqlite_utils.Database(path)
+    migrate(db)
+    harbour.answers += ["Quay 3 takes 8.5 m at most.", "Then quay 1."]
+    conversation = harbour.conversation()
+    for text in ("What draught does quay 3 take?", "And for 9.2 m?"):
+        response = conversation.prompt(text, system="You are Harbourmaster.")
+        response.text()
+        response.log_to_db(db)
+    db.close()
+    transcript = load_transcript(path)
+    assert [(m.role, m.text) for m in transcript.messages] == [
+        ("user", "What draught does quay 3 take?"),
+        ("assistant", "Quay 3 takes 8.5 m at most."),
+        ("user", "And for 9.2 m?"),
+        ("assistant", "Then quay 1."),
+    ]
+    assert transcript.report.conversations == 1
+    assert transcript.report.skipped["system prompt"] >= 1
