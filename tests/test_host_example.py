@@ -117,3 +117,41 @@ def test_a_second_run_starts_from_what_the_first_remembered(first_run):
     assert "- [1] Always run the tests with `make check` before a commit." in one.split("user:")[0]
     assert re.findall(r"^historian: (\d+) written", one, re.M) == ["0", "0", "0"]
     assert "assistant: From memory [" in one  # billing is already known on the first line
+
+
+GUIDE = ROOT / "docs" / "host-guide.md"
+
+
+def test_the_host_guide_code_runs_in_order(tmp_path, monkeypatch):
+    """Every python block of docs/host-guide.md, in order, with a fake ``chat`` client."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "")
+    asked: list[str] = []
+
+    def chat(messages: list[dict[str, str]]) -> str | None:
+        asked.append(messages[0]["content"].split(".")[0])
+        if messages[0]["content"].startswith("You are the historian"):
+            return (
+                '<facts category="PROJECT_RULES">\n'
+                "- Run the tests with `make check` before every commit.\n"
+                "</facts>"
+            )
+        return None  # memsdk's model-free fallbacks take over
+
+    text = GUIDE.read_text("utf-8")
+    blocks = [b.split("\n```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert len(blocks) >= 8
+    namespace: dict[str, object] = {"chat": chat}
+    for block in blocks:
+        exec(compile(block, str(GUIDE), "exec"), namespace)
+    report = namespace["report"]
+    assert len(report.written) == 1  # type: ignore[attr-defined]
+    assert namespace["details"].shown == report.written  # type: ignore[attr-defined]
+    assert "You are the historian of a long-running agent session" in asked
+    with Store(tmp_path / "memory.db", project="my-app") as store:
+        rules = store.memories.list(category="PROJECT_RULES")
+        assert [m.content for m in rules] == [
+            "Run the tests with `make check` before every commit."
+        ]
+        archived = store.memories.list(status="archived")
+        assert [m.content for m in archived] == ["The API listens on port 8081."]
