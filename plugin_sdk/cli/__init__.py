@@ -97,6 +97,9 @@ def _register() -> None:
     cli.add_command(inject.inject_command)
     cli.add_command(inject.expand)
     cli.add_command(mcp.mcp_command)
+    from . import historian
+
+    cli.add_command(historian.historian)
 
 
 _register()
