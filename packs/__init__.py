@@ -18,6 +18,12 @@ def sample(pack_name: str) -> str | None:
     return path.read_text("utf-8") if path.is_file() else None
 
 
+def sample_grid(pack_name: str) -> str | None:
+    """The bundled sample entities, relations and links (JSON text) for a pack, if any."""
+    path = _here / "samples" / f"{pack_name}.grid.json"
+    return path.read_text("utf-8") if path.is_file() else None
+
+
 #: Searches ``memsdk demo`` runs on each sample store.
 SAMPLE_QUERIES = {
     "ops": ["postgres failover", "rotate gateway keys", "vllm context length"],

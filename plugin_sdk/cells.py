@@ -7,7 +7,7 @@ answers, else :func:`rule_cell` here, which reads only pack data:
 - **votes per axis.** Each of the pack's cue patterns (``grid.cues``, regular
   expressions, case-insensitive) that matches the text gives its value one
   vote; the category's usual cell (``grid.category_cells``) gives its memory
-  type and referent two votes each.
+  type and referent one vote each (and wins their ties).
 - **the winner** is the value with the most votes; a tie goes to the
   category's cell, then the grid's ``default_cell``, then axis order. With no
   vote at all on an axis the default cell's value is taken.
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .models import Memory
     from .store import Store
 
-CATEGORY_VOTES = 2
+CATEGORY_VOTES = 1
 
 
 @lru_cache(maxsize=64)

@@ -13,17 +13,22 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import plugin_sdk_packs
 
+from . import acts
+from .cells import classify_cells
 from .composites import CompositeError
 from .dreamer import Dreamer
 from .errors import MemsdkError
 from .fragment import fragment, reconstruct
+from .grid import has_grid
 from .inject import DEFAULT_BUDGET, inject
 from .pack_sources import resolve_pack
 from .store import Store
 
 LONG_MEMORY_CHARS = 600
 MAP_TASK = "map"
+CONSOLIDATE_TASK = "consolidate"
 
 
 @attrs.define
@@ -39,6 +44,7 @@ class DemoReport:
     example: dict[str, Any] | None = None
     injection: dict[str, Any] | None = None
     themes: int = 0
+    grid: dict[str, Any] | None = None
 
 
 def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -71,6 +77,7 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
     created = sum(1 for r in results if r.created)
     fragments = fragment_long(store)
     themes = _build_map(store)
+    grid_report = _build_grid(store, pack.name)
     counts = store.memories.counts()
     tokens = {
         row["category"]: row["tokens"]
@@ -119,7 +126,38 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
         example=_example(store, fragments),
         injection=inject(store, budget=DEFAULT_BUDGET).to_dict(),
         themes=themes,
+        grid=grid_report,
     )
+
+
+def _build_grid(store: Store, pack_name: str) -> dict[str, Any] | None:
+    """Sample entities, relations and actor links; cells for every memory; one consolidation."""
+    if not has_grid(store):
+        return None
+    text = plugin_sdk_packs.sample_grid(pack_name)
+    sample = json.loads(text) if text else {"entities": [], "relations": [], "links": []}
+    with store.atomic():
+        for spec in sample["entities"]:
+            store.entities.ensure(
+                spec["name"], cell=spec.get("cell"), emotional_tag=spec.get("emotion")
+            )
+        for source, kind, target in sample["relations"]:
+            store.relations.relate(source, target, kind)
+        for link in sample["links"]:
+            hits = store.memories.search(link["query"], limit=1)
+            for role in ("actors", "subjects"):
+                if hits and link.get(role):
+                    store.entities.link(hits[0].memory.id, link[role], role=role[:-1])
+    placed = classify_cells(store, store.memories.list(limit=None))
+    dreamer = Dreamer(store)
+    if CONSOLIDATE_TASK in dreamer.tasks:
+        dreamer.run(CONSOLIDATE_TASK)
+    return {
+        "entities": store.entities.count(),
+        "relations": len(sample["relations"]),
+        "placed": placed,
+        "acts": acts.distribution(store),
+    }
 
 
 def _build_map(store: Store) -> int:
@@ -217,6 +255,17 @@ def render(report: DemoReport, echo: Callable[[str], None], *, width: int = 96) 
             echo(f"    ... and {len(example['details']) - 4} more (memsdk composite map)")
         echo(f"  its place in the map: {example['place']}")
         echo(f"  header + details reconstruct the original exactly: {example['exact']}")
+    if report.grid:
+        echo("")
+        echo(
+            f"Grid: {report.grid['entities']} entities and {report.grid['relations']} relations; "
+            f"{report.grid['placed']} memories placed on the grid (memory type × referent), "
+            "strength computed by the consolidation pass (memsdk grid show)."
+        )
+        for actor, counts in report.grid["acts"].items():
+            main = acts.predominant(counts)
+            shown = ", ".join(f"{act} {n}" for act, n in counts.items() if n)
+            echo(f"  with {actor}: {('predominantly ' + main) if main else 'mixed'} ({shown})")
     for search in report.searches:
         echo("")
         echo(f"search {search['query']!r}:")

@@ -104,6 +104,7 @@ class Candidate:
     header: str = ""  # "sequence" or "theme" when the memory heads one, else ""
     details: int = 0  # how many active memories one expand of this header shows
     turn: int = 0  # a header's rank among its category's headers (0 = its best)
+    strength: float = -1.0  # from the last consolidation pass; -1.0 when never computed
 
 
 class Ranked(Sequence[Candidate]):

@@ -3,8 +3,8 @@
 ``inject(store, budget=4000)`` collects candidates (``injection_candidates``;
 the built-in offers headers and standalone memories, not details), orders them
 (``injection_rank``; the built-in puts pinned memories first, then directives,
-then categories in the DB's priority order, then importance with the
-documented tie-breaks), packs them greedily in that order, **skipping** what
+then categories in the DB's priority order, then importance, then strength
+from the last consolidation pass, with the documented tie-breaks), packs them greedily in that order, **skipping** what
 does not fit rather than stopping, renders the chosen ones
 (``injection_render``) and counts the rendered text once.
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .errors import MigrationRequired, NotFound, PackConflict
+from .grid import conflicts
 from .models import CRITERIA_FIELDS
 from .packs import CategorySpec, Pack
 
@@ -58,6 +59,7 @@ class UpgradeReport:
     retired: list[str] = attrs.field(factory=list)
     changed: list[str] = attrs.field(factory=list)  # "CATEGORY.field" whose default changed
     overrides_kept: list[str] = attrs.field(factory=list)
+    grid_kept: list[str] = attrs.field(factory=list)  # grid/graph keys another pack owns
     moved: int = 0
     folded: int = 0
     archived: int = 0
@@ -107,7 +109,13 @@ class Packs:
             )
             for spec in pack.categories.values():
                 self._add_category(pack, spec, "install")
-        return UpgradeReport(pack.name, None, pack.version, added=sorted(pack.categories))
+        return UpgradeReport(
+            pack.name,
+            None,
+            pack.version,
+            added=sorted(pack.categories),
+            grid_kept=self._grid_kept(pack),
+        )
 
     def upgrade(
         self, pack: Pack, *, mapping: Mapping[str, str | None] | None = None
@@ -129,7 +137,9 @@ class Packs:
         added = sorted(set(pack.categories) - set(old))
         plan = _check_mapping(pack, installed.version, removed, added, mapping)
         self._refuse_clashes(pack, added)
-        report = UpgradeReport(pack.name, installed.version, pack.version)
+        report = UpgradeReport(
+            pack.name, installed.version, pack.version, grid_kept=self._grid_kept(pack)
+        )
         with self.store.atomic():
             self.db.execute(
                 """UPDATE packs SET version = ?, description = ?, content_hash = ?, source = ?,
@@ -161,6 +171,13 @@ class Packs:
                     report.moved += moved
                     report.folded += folded
         return report
+
+    def _grid_kept(self, pack: Pack) -> list[str]:
+        """Grid and graph keys of ``pack`` that an earlier-installed pack sets differently."""
+        order = sorted(self.installed(), key=lambda p: (p.installed_at, p.name))
+        names = [p.name for p in order]
+        before = order[: names.index(pack.name)] if pack.name in names else order
+        return conflicts([(p.name, p.document) for p in before], pack)
 
     # Steps, each called inside the upgrade's transaction.
 

@@ -423,7 +423,9 @@ class Memories:
     def fold(self, source_id: int, target_id: int) -> None:
         """Supersede one memory by another (call inside a transaction; no checks).
 
-        Composites follow: see ``Composites.repoint``.
+        Composites follow: see ``Composites.repoint``. So do entity links: the
+        target gains the source's actors and subjects (the source keeps its own,
+        as a record).
         """
         now = self.store.now()
         source = self.db.execute(
@@ -442,6 +444,11 @@ class Memories:
             """UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?
                WHERE id = ?""",
             [target_id, now, source_id],
+        )
+        self.db.execute(
+            """INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role)
+               SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?""",
+            [target_id, source_id],
         )
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)

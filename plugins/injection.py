@@ -42,7 +42,7 @@ def injection_candidates(store: Any, project: str) -> Sequence[Candidate]:
     rows = db.execute(_CANDIDATES, [counter.name, project]).fetchall()
 
     def make(row: Any) -> Candidate:
-        memory_id, category, kind, importance, tokens, seen, last_seen, pin, head = row
+        memory_id, category, kind, importance, tokens, seen, last_seen, pin, head, strength = row
         text = None
         if tokens is None:  # no count from this tokenizer cached: count the text once
             text = db.execute("SELECT content FROM memories WHERE id = ?", [memory_id]).fetchone()[
@@ -62,6 +62,7 @@ def injection_candidates(store: Any, project: str) -> Sequence[Candidate]:
             bool(pin),
             "",
             head or "",
+            strength=-1.0 if strength is None else strength,
         )
 
     # Pinned rows and headers come first (SQL's order); only they are built
@@ -88,23 +89,27 @@ SELECT m.id, m.category, m.kind, m.importance,
        CASE WHEN m.tokenizer = ? THEN m.token_count END,
        m.seen_count, m.last_seen_at, m.pinned,
        (SELECT MIN(c.type) FROM composites c
-        WHERE c.head_memory_id = m.id AND c.type IN ('sequence', 'theme')) AS head
+        WHERE c.head_memory_id = m.id AND c.type IN ('sequence', 'theme')) AS head,
+       g.strength
 FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
+LEFT JOIN memory_cells g ON g.memory_id = m.id
 WHERE m.project = ? AND m.status = 'active'
   AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
                    JOIN composites s ON s.id = d.composite_id
                    JOIN memories h ON h.id = s.head_memory_id
                    WHERE s.type = 'sequence' AND h.status = 'active')
 ORDER BY m.pinned DESC, head IS NOT NULL DESC, m.kind != 'intent', c.priority, m.category,
-         m.importance DESC, m.seen_count DESC, m.last_seen_at DESC, m.id"""
+         m.importance DESC, coalesce(g.strength, -1.0) DESC, m.seen_count DESC,
+         m.last_seen_at DESC, m.id"""
 
 
 @hookimpl(trylast=True)
 def injection_rank(store: Any, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
     # A total order: pinned, headers (the table of contents, taking turns
     # across categories), then standalone memories; within each, directives
-    # before facts, category priority, importance, and the documented
-    # tie-breaks: seen count, last seen (recent first), id (older first). One
+    # before facts, category priority, importance, strength (as the last
+    # consolidation pass left it; not yet computed ranks last), and the
+    # documented tie-breaks: seen count, last seen (recent first), id (older first). One
     # sort: on input already in this order (the built-in candidates come
     # sorted by SQL) it takes linear time, and the built-in's own list
     # (Ranked) is already in it.
@@ -124,6 +129,7 @@ def injection_rank(store: Any, candidates: Sequence[Candidate]) -> Sequence[Cand
             c.priority,
             c.category,
             -c.importance,
+            -c.strength,
             -c.seen_count,
             recency[c.last_seen_at],
             c.memory_id,

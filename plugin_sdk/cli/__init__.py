@@ -96,6 +96,10 @@ def _register() -> None:
     cli.add_command(composite.composite)
     cli.add_command(inject.inject_command)
     cli.add_command(inject.expand)
+    from . import entity, grid
+
+    cli.add_command(entity.entity)
+    cli.add_command(grid.grid_group)
     cli.add_command(mcp.mcp_command)
     from . import historian
 

@@ -15,13 +15,15 @@ def dream() -> None:
 
 
 @dream.command()
-@click.argument("task", required=False)
+@click.argument("tasks", nargs=-1)
 @click.option(
     "--max-batches", type=click.IntRange(1), help="Stop after this many batches (resumable)."
 )
 @store_options
-def run(task: str | None, max_batches: int | None, db: str | None, project: str | None) -> None:
-    """Run TASK (default: every task) with a progress display.
+def run(
+    tasks: tuple[str, ...], max_batches: int | None, db: str | None, project: str | None
+) -> None:
+    """Run TASKS in the order given (default: every task) with a progress display.
 
     Progress is saved with every batch: an interrupted run resumes where it
     stopped, without redoing or losing work.
@@ -39,7 +41,7 @@ def run(task: str | None, max_batches: int | None, db: str | None, project: str 
                 click.echo(f"\r{task.name:<14} {done} done", nl=False, err=True)
 
         reports = []
-        names = [task] if task else sorted(dreamer.tasks)
+        names = list(tasks) if tasks else sorted(dreamer.tasks)
         for name in names:
             reports.extend(dreamer.run(name, max_batches=max_batches, progress=progress))
             click.echo("", err=True)

@@ -121,6 +121,8 @@ def install(source: str, db: str | None, project: str | None, as_json: bool) -> 
         echo_json(report.to_dict())
         return
     click.echo(f"Installed {found.name} {found.version}: {', '.join(report.added)}")
+    if report.grid_kept:
+        click.echo(f"  grid values another pack owns (kept): {', '.join(report.grid_kept)}")
 
 
 @pack.command()
@@ -181,6 +183,7 @@ def _print_report(found: Pack, report: dict[str, object]) -> None:
         "moved": "memories moved",
         "folded": "memories folded into duplicates",
         "archived": "memories archived",
+        "grid_kept": "grid values another pack owns (kept)",
     }
     for key, label in labels.items():
         value = report[key]

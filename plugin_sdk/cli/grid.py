@@ -1,0 +1,122 @@
+"""``memsdk grid show``: the entity grid, its defaults and what lives in each cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..grid import MEMORY_TYPES, REFERENTS, Grid, grid
+from ..store import Store
+from .common import JSON_OPTION, echo_json, open_store, store_options
+
+WIDTH = 15
+
+
+@click.group(name="grid")
+def grid_group() -> None:
+    """The entity grid: memory type × referent cells and their decay defaults."""
+
+
+@grid_group.command()
+@store_options
+@JSON_OPTION
+def show(db: str | None, project: str | None, as_json: bool) -> None:
+    """Every cell with its half-life, emotional multiplier and counts; then the rules."""
+    with open_store(db, project) as store:
+        policy = grid(store)
+        counts = cell_counts(store)
+    if as_json:
+        echo_json(
+            {
+                "default_cell": policy.default_cell,
+                "cells": {
+                    cell: {
+                        "half_life_days": d.half_life_days,
+                        "emotional_multiplier": d.emotional_multiplier,
+                        "pack": d.pack,
+                        **counts.get(cell, {"entities": 0, "memories": 0}),
+                    }
+                    for cell, d in policy.cells.items()
+                },
+                "emotions": policy.emotions,
+                "namespaces": [
+                    {
+                        "pattern": r.pattern,
+                        "cell": r.cell,
+                        "half_life_days": r.half_life_days,
+                        "pinned": r.pinned,
+                        "pack": r.pack,
+                    }
+                    for r in policy.namespaces
+                ],
+                "relations": {
+                    r.name: {"sigma_days": r.sigma_days, "pack": r.pack}
+                    for r in policy.relations.values()
+                },
+            }
+        )
+        return
+    for line in render(policy, counts):
+        click.echo(line.rstrip())
+
+
+def cell_counts(store: Store) -> dict[str, dict[str, int]]:
+    """Per cell: entities of the project and its active memories placed there."""
+    counts: dict[str, dict[str, int]] = {}
+    for table, sql in (
+        (
+            "entities",
+            "SELECT memory_type, referent, count(*) FROM entities WHERE project = ? "
+            "AND status != 'archived' GROUP BY memory_type, referent",
+        ),
+        (
+            "memories",
+            """SELECT c.memory_type, c.referent, count(*) FROM memory_cells c
+               JOIN memories m ON m.id = c.memory_id
+               WHERE m.project = ? AND m.status = 'active' GROUP BY c.memory_type, c.referent""",
+        ),
+    ):
+        for memory_type, referent, n in store.db.execute(sql, [store.project]).fetchall():
+            cell = counts.setdefault(f"{memory_type}.{referent}", {"entities": 0, "memories": 0})
+            cell[table] = n
+    return counts
+
+
+def render(policy: Grid, counts: dict[str, dict[str, Any]]) -> list[str]:
+    packs = sorted({d.pack for d in policy.cells.values()})
+    lines = [
+        f"Grid (from pack {', '.join(packs)}); each cell: half-life × emotional multiplier,",
+        "then entities / memories in this project. Default cell: " + policy.default_cell,
+        "",
+        " " * 12 + "".join(r.ljust(WIDTH) for r in REFERENTS),
+    ]
+    for memory_type in MEMORY_TYPES:
+        defaults, filled = [], []
+        for referent in REFERENTS:
+            cell = f"{memory_type}.{referent}"
+            d = policy.cells[cell]
+            defaults.append(f"{_days(d.half_life_days)} ×{d.emotional_multiplier:g}".ljust(WIDTH))
+            n = counts.get(cell, {"entities": 0, "memories": 0})
+            filled.append(f"{n['entities']} / {n['memories']}".ljust(WIDTH))
+        lines.append(memory_type.ljust(12) + "".join(defaults))
+        lines.append(" " * 12 + "".join(filled))
+    lines += ["", "Emotions: " + ", ".join(f"{k} ×{v:g}" for k, v in policy.emotions.items())]
+    if policy.namespaces:
+        lines += ["", "Namespace rules (the most specific match wins):"]
+        for r in sorted(policy.namespaces, key=lambda r: r.pattern):
+            parts = [r.cell or "cell by classify"]
+            if r.half_life_days is not None:
+                parts.append(f"half-life {_days(r.half_life_days)}")
+            if r.pinned:
+                parts.append("pinned")
+            lines.append(f"  {r.pattern:<26} {', '.join(parts)}")
+    if policy.relations:
+        lines += ["", "Relation types (weight_temporal = exp(-days/σ)):"]
+        for rel in policy.relations.values():
+            lines.append(f"  {rel.name:<18} σ = {_days(rel.sigma_days)}  {rel.description}")
+    return lines
+
+
+def _days(value: float) -> str:
+    return f"{value:g}d"
