@@ -263,9 +263,11 @@ def _set_status(store: Store, proposal_id: int, status: str, *, error: str | Non
 def _expect(store: Store, proposal_id: int, statuses: tuple[str, ...], step: str) -> Proposal:
     proposal = get(store, proposal_id)
     if proposal.status not in statuses:
-        allowed = " or ".join(statuses)
+        allowed = " or ".join(
+            [", ".join(statuses[:-1]), statuses[-1]] if statuses[:-1] else statuses
+        )
         raise WrongStatus(
-            f"proposal {proposal_id} is {proposal.status}; only a {allowed} proposal can be {step}"
+            f"proposal {proposal_id} is {proposal.status}; only {allowed} proposals can be {step}"
         )
     return proposal
 

@@ -101,6 +101,9 @@ def _register() -> None:
     cli.add_command(entity.entity)
     cli.add_command(grid.grid_group)
     cli.add_command(mcp.mcp_command)
+    from . import queue
+
+    cli.add_command(queue.queue)
     from . import historian
 
     cli.add_command(historian.historian)
