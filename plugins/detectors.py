@@ -8,6 +8,13 @@ median of the project's retrieved content memories (a table of contents
 injected every session retrieves everything in it alike; only what stands out
 counts). It is proposed as a ``memory_entry`` write to an intent category:
 the first by priority of the fact's own pack, else of the store.
+
+``interaction_styles``: an actor entity with at least ``STYLE_INTERACTIONS``
+active interaction memories, more than ``STYLE_SHARE`` of them of one
+illocutionary act (``acts.distribution``), has a persistent style with the
+agent. It is proposed as a ``memory_entry`` write that states the style, to
+the intent category whose usual grid cell is about another (then the self,
+then the agent), else the first intent category by priority.
 """
 
 from __future__ import annotations
@@ -15,12 +22,23 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from plugin_sdk import hookimpl
+from plugin_sdk import acts, hookimpl
+from plugin_sdk.grid import grid, has_grid, split_cell
 from plugin_sdk.proposals import ProposalDraft
 
 RETRIEVED = 5
 STANDOUT = 2.0
 LIMIT = 20
+STYLE_INTERACTIONS = 5
+STYLE_SHARE = 0.6
+REFERENTS = ("other", "self", "agent")  # who a note about someone's style is about, best first
+GLOSS = {
+    "assertive": "statements of how things are",
+    "directive": "instructions and requests",
+    "commissive": "promises and commitments",
+    "expressive": "feelings and reactions",
+    "declarative": "decisions that change how things stand",
+}
 
 
 def retrieved_facts(store: Any, project: str) -> list[ProposalDraft]:
@@ -75,6 +93,59 @@ def retrieved_facts(store: Any, project: str) -> list[ProposalDraft]:
     return drafts
 
 
+def interaction_styles(store: Any, project: str) -> list[ProposalDraft]:
+    intent = [c for c in store.categories() if c.kind == "intent"]
+    if not intent:
+        return []
+    cells = grid(store).category_cells if has_grid(store) else {}
+
+    def rank(category: Any) -> tuple[int, int, str]:
+        cell = cells.get(category.name)
+        referent = split_cell(cell)[1] if cell else ""
+        order = REFERENTS.index(referent) if referent in REFERENTS else len(REFERENTS)
+        return order, category.priority, category.name
+
+    target = min(intent, key=rank)
+    drafts = []
+    for actor, counts in sorted(acts.distribution(store, project=project).items()):
+        total = sum(counts.values())
+        act = acts.predominant(counts, share=STYLE_SHARE)
+        if total < STYLE_INTERACTIONS or act is None:
+            continue
+        content = f"Interactions with {actor} are predominantly {act} ({GLOSS.get(act, act)})."
+        known = store.db.execute(
+            "SELECT 1 FROM memories WHERE project = ? AND category = ? AND content = ?",
+            [project, target.name, content],
+        ).fetchone()
+        if known:
+            continue
+        evidence = [
+            row[0]
+            for row in store.db.execute(
+                """SELECT l.memory_id FROM memory_entities l
+                   JOIN entities e ON e.id = l.entity_id
+                   JOIN memories m ON m.id = l.memory_id
+                   JOIN memory_cells c ON c.memory_id = l.memory_id
+                   WHERE e.project = ? AND e.name = ? AND l.role = 'actor' AND c.act = ?
+                     AND m.status = 'active' ORDER BY l.memory_id LIMIT ?""",
+                [project, actor, act, LIMIT],
+            ).fetchall()
+        ]
+        drafts.append(
+            ProposalDraft(
+                diff_type="memory_entry",
+                rationale=(
+                    f"{counts[act]} of {actor}'s {total} interactions are {act}: "
+                    "a persistent style worth knowing before the next one"
+                ),
+                evidence=evidence,
+                diff={"action": "write", "category": target.name, "content": content},
+                source="detector:interaction-style",
+            )
+        )
+    return drafts
+
+
 @hookimpl
 def detect_patterns(store: Any, project: str) -> list[ProposalDraft]:
-    return retrieved_facts(store, project)
+    return retrieved_facts(store, project) + interaction_styles(store, project)

@@ -477,3 +477,42 @@ def test_proposal_rows_are_plain_json(store):
         "SELECT diff, evidence FROM proposals WHERE id = ?", [proposal_id]
     ).fetchone()
     assert json.loads(row[0])["content"] == "Keep ladders dry." and json.loads(row[1]) == []
+
+
+def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path):
+    from plugin_sdk import resolve_pack
+    from plugin_sdk.cells import place
+    from plugin_sdk.detect import run_detectors
+    from plugin_sdk.hooktypes import CellDecision
+
+    with Store(tmp_path / "s.db", project="dev", plugins=fresh_plugin_manager()) as store:
+        store.packs.install(resolve_pack("dev"))
+        said = {
+            "world:person:anya": ["directive"] * 5 + ["expressive"],
+            "world:person:bob": ["directive"] * 3,  # too few to be a style
+            "world:person:carl": ["directive"] * 3 + ["expressive"] * 3,  # no act predominates
+        }
+        ids: dict[str, list[int]] = {}
+        for actor, spoken in said.items():
+            for n, act in enumerate(spoken):
+                memory_id = store.memories.write(f"{actor} said thing {n}", "WORKFLOWS").id
+                store.entities.link(memory_id, [actor])
+                place(store, [(memory_id, CellDecision("episodic", "other", act, "test"))])
+                ids.setdefault(actor, []).append(memory_id)
+        report = run_detectors(store)
+        [proposal] = pending(store)
+        assert report.filed == [proposal.id]
+        assert proposal.source == "detector:interaction-style"
+        assert proposal.evidence == ids["world:person:anya"][:5]
+        # the intent category whose usual cell is about a person (dev: the user's preferences)
+        assert proposal.diff == {
+            "action": "write",
+            "category": "USER_PREFERENCES",
+            "content": "Interactions with world:person:anya are predominantly directive "
+            "(instructions and requests).",
+        }
+        assert proposal.rationale.startswith(
+            "5 of world:person:anya's 6 interactions are directive"
+        )
+        q.approve(store, proposal.id)
+        assert run_detectors(store).filed == []  # stated already
