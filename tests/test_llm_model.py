@@ -207,3 +207,41 @@ def test_a_conversation_logged_by_the_installed_llm_imports(harbour, tmp_path):
     ]
     assert transcript.report.conversations == 1
     assert transcript.report.skipped["system prompt"] >= 1
+
+
+def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, tmp_path):
+    """llm stores a continued conversation's history again in its thread: no duplicates."""
+    import sqlite3
+
+    import sqlite_utils
+    from llm.cli import load_conversation
+
+    from plugin_sdk.transcripts import load_transcript
+
+    path = tmp_path / "logs.db"
+    db = sqlite3.connect(path)
+    sql = Path(__file__).parent / "data" / "transcripts" / "llm-logs.sql"
+    db.executescript(sql.read_text("utf-8"))
+    db.close()
+    legacy = "01jwb3k1t8q4m2d9v6x0c5r7ye"  # the lock gates conversation, legacy rows only
+    before = [m for m in load_transcript(path).messages if m.conversation.endswith(legacy)]
+    assert [m.role for m in before] == ["user", "assistant", "tool", "assistant"]
+
+    conversation = load_conversation(legacy, database=str(path))
+    conversation.model = harbour
+    harbour.answers.append("They close at 18:30 local time, every day.")
+    response = conversation.prompt("When do the lock gates close?")
+    response.text()
+    response.log_to_db(sqlite_utils.Database(path))
+
+    transcript = load_transcript(path)
+    after = [m for m in transcript.messages if m.conversation.endswith(legacy)]
+    assert {m.conversation for m in after} == {f"llm thread {legacy}"}
+    texts = [m.text for m in after]
+    assert texts[0] == "what time is it in Dublin? we close the lock gates at 18:30 local every day"
+    assert texts[-2:] == [
+        "When do the lock gates close?",
+        "They close at 18:30 local time, every day.",
+    ]
+    assert len(texts) == len(set(texts))  # nothing twice
+    assert transcript.report.skipped["response row repeated in the message store"] == 2

@@ -197,6 +197,7 @@ def test_claude_code_odd_lines_are_reported_by_number(tmp_path):
         "",
         json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user", "content": ""}}),
         json.dumps({"sessionId": "s", "note": "no type"}),
+        json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": " "}]}}),
     ]
     path.write_text("\n".join(lines) + "\n", "utf-8")
     transcript = load_transcript(path)
@@ -208,6 +209,7 @@ def test_claude_code_odd_lines_are_reported_by_number(tmp_path):
     assert dict(transcript.report.skipped) == {
         "malformed line": 2,
         "empty user record": 1,
+        "empty assistant record": 1,
         "record without a type": 1,
     }
 

@@ -149,6 +149,8 @@ class _Reader:
         message_id = message.get("id")
         text = "\n".join(piece for piece in pieces if piece)
         if not text.strip():
+            if all(b.get("type") == "text" for b in blocks):
+                self.report.skip("empty assistant record")
             return
         previous = self.messages[-1] if self.messages else None
         if (

@@ -13,7 +13,9 @@ years holds both; both are read, every conversation in time order.
   have are simply absent.
 - **threads** (the message store: ``threads``, ``messages``, ``parts``,
   ``turns``): each thread's chain of messages from its first message to its
-  tip. Text parts are kept (fragments referenced by a part become
+  tip. A thread has the id of the conversation it continues, and its chain
+  holds that conversation's history again: such a conversation is read from
+  the thread only, and its ``responses`` rows are counted. Text parts are kept (fragments referenced by a part become
   ``[fragment: source]``), tool calls are summarised, tool results become
   ``tool`` messages, attachments become placeholders, reasoning parts are
   skipped and counted. A message that a forked thread shares with a thread
@@ -97,7 +99,17 @@ class _Reader:
         grouped: dict[str, list[sqlite3.Row]] = {}
         for row in rows:
             grouped.setdefault(str(row["conversation_id"] or row["id"]), []).append(row)
+        threads = (
+            {row[0] for row in self.db.execute("SELECT id FROM threads")}
+            if "threads" in self.tables
+            else set()
+        )
         for conversation, responses in grouped.items():
+            if conversation in threads:
+                # A newer llm that continued (or also logged) this conversation
+                # stored its whole history again as the thread of the same id.
+                self.report.skip("response row repeated in the message store", len(responses))
+                continue
             key = f"llm conversation {conversation}"
             messages: list[Message] = []
             systems: set[str] = set()
