@@ -22,7 +22,7 @@ nothing here names one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -30,6 +30,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
+    from .entities import Entity
     from .hooktypes import (
         Admission,
         Candidate,
@@ -37,8 +38,10 @@ if TYPE_CHECKING:
         Classification,
         DreamerTask,
         Fact,
+        Observation,
         ParsedReply,
         Prompt,
+        RetainHandler,
     )
     from .models import Memory
     from .proposals import ProposalDraft
@@ -262,6 +265,44 @@ def injection_render(store: Store, chosen: list[Candidate]) -> str | None:
 
     :param store: the store; categories give section order and labels.
     :param chosen: the candidates to show, in rank order.
+    """
+
+
+# The Retain Job: observations become graph state (docs/retain.md).
+
+
+@hookspec
+def register_retain_handlers(register: Callable[[RetainHandler], None]) -> None:
+    """Add Retain Job handlers by calling ``register(handler)`` with a ``RetainHandler``.
+
+    A handler is indexed by (category or ``None`` for any, namespace pattern);
+    for each observation the job runs the most specific handler matching its
+    category and its target entity (the first actor), else the default one
+    (``handlers.py``). Two handlers with the same name, or the same category
+    and pattern, are an error naming both when the job starts.
+
+    :param register: call once per handler.
+    """
+
+
+@hookspec(firstresult=True)
+def schema_fit(
+    store: Store, observation: Observation, entities: Mapping[str, Entity | None]
+) -> float | None:
+    """Measure how well an observation fits patterns already in the graph, from 0 to 1.
+
+    Stops at the first non-``None`` result, which must be a number in 0..1
+    (anything else fails the observation). Called before the observation
+    writes anything; the result picks its route (below the pack's
+    ``retain.dark_matter_below``: dark matter; above ``fast_track_above``:
+    fast-track). The built-in is ``schema_fit.measure``, a weighted mean of how
+    known the actors are, whether the taxonomy has their namespaces, how
+    familiar the topic is and how much of the payload's structure exists.
+
+    :param store: the store.
+    :param observation: the observation, not yet written.
+    :param entities: every entity name it uses, resolved: the entity, or
+        ``None`` when the store does not have it yet.
     """
 
 

@@ -172,3 +172,74 @@ class DreamerTask:
     schedule: str = "daily"  # a hint for hosts: "hourly", "daily", "weekly", "manual"
     batch_size: int = 50
     total: Callable[[Store], int] | None = None  # how many items a full pass covers
+
+
+@attrs.frozen
+class ObservedFact:
+    """An attribute claim of an observation: ``subject``'s ``predicate`` is ``object``."""
+
+    subject: str  # an entity name
+    predicate: str
+    object: str
+
+
+@attrs.frozen
+class ObservedRelation:
+    """A typed edge an observation asserts between two entities."""
+
+    source: str
+    type: str
+    target: str
+
+
+@attrs.frozen(eq=False)
+class Observation:
+    """One observation (``schemas/observation.schema.json``), as the Retain Job reads it.
+
+    ``topic`` is normalized (case-folded, single spaces); ``payload`` is the
+    ``payload_typed`` object as received, with any extra keys a handler reads.
+    ``target`` (the first actor) is the entity handlers dispatch on.
+    """
+
+    id: str
+    source: str
+    timestamp: str
+    category: str
+    actors: tuple[str, ...]
+    topic: str
+    sentiment: str
+    text: str
+    facts: tuple[ObservedFact, ...] = ()
+    relations: tuple[ObservedRelation, ...] = ()
+    source_ref: str | None = None
+    correlation: str | None = None
+    payload: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def target(self) -> str:
+        return self.actors[0]
+
+    def names(self) -> list[str]:
+        """Every entity the observation names: actors, fact subjects, relation ends (in order)."""
+        found = [*self.actors]
+        found += [fact.subject for fact in self.facts]
+        for relation in self.relations:
+            found += [relation.source, relation.target]
+        return list(dict.fromkeys(found))
+
+
+@attrs.frozen
+class RetainHandler:
+    """Consolidation logic for observations of a category about a class of entities.
+
+    ``category`` is a category name, or ``None`` for any category; ``namespace``
+    is a namespace pattern (``grid.py``: ``*`` one segment, a trailing ``*`` one
+    or more) matched against the observation's target entity. ``handle(context)``
+    gets a ``plugin_sdk.handlers.RetainContext`` and writes through it, inside the
+    observation's transaction. See ``docs/retain.md`` for dispatch.
+    """
+
+    name: str
+    namespace: str
+    handle: Callable[[Any], None]
+    category: str | None = None

@@ -379,6 +379,131 @@ def m005_grid(db: Database) -> None:
 
 
 @step
+def m006_retain(db: Database) -> None:
+    db.executescript(
+        """
+        -- Observations (seed 002's publish contract), keyed by their id in a project.
+        -- status: queued -> retained | dark (held for review) -> retained | rejected;
+        -- invalid: the store cannot take it (unknown category...), kept with the reason;
+        -- failed: the Retain Job raised for it (error), nothing of it was written.
+        CREATE TABLE observations (
+            project TEXT NOT NULL,
+            id TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN
+                ('queued', 'retained', 'dark', 'rejected', 'invalid', 'failed')),
+            source TEXT NOT NULL,
+            source_ref TEXT,
+            timestamp TEXT NOT NULL,
+            category TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            sentiment TEXT NOT NULL,
+            correlation TEXT,
+            content_hash TEXT NOT NULL,
+            schema_fit REAL CHECK (schema_fit BETWEEN 0 AND 1),
+            route TEXT CHECK (route IN ('dark', 'normal', 'fast')),
+            handler TEXT,
+            memory_id INTEGER REFERENCES memories(id),
+            duplicate INTEGER NOT NULL DEFAULT 0 CHECK (duplicate IN (0, 1)),
+            half_life_days REAL,
+            deferred TEXT,
+            review TEXT CHECK (review IN ('accepted', 'rejected')),
+            error TEXT,
+            received_at TEXT NOT NULL,
+            processed_at TEXT,
+            reviewed_at TEXT,
+            document TEXT NOT NULL,
+            PRIMARY KEY (project, id)
+        );
+        CREATE INDEX observations_status ON observations (project, status);
+
+        -- Which entities each observation was about; topic and category are copied
+        -- here so schema_fit's familiarity checks are one indexed lookup. held = 1
+        -- while the observation waits for review (it does not count yet).
+        CREATE TABLE entity_observations (
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            project TEXT NOT NULL,
+            observation_id TEXT NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('actor', 'subject')),
+            category TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            at TEXT NOT NULL,
+            created INTEGER NOT NULL DEFAULT 0 CHECK (created IN (0, 1)),
+            held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),
+            PRIMARY KEY (entity_id, observation_id)
+        );
+        CREATE INDEX entity_observations_topic ON entity_observations (entity_id, topic, held);
+        CREATE INDEX entity_observations_category ON entity_observations (entity_id, category, held);
+        CREATE INDEX entity_observations_observation ON entity_observations (project, observation_id);
+
+        -- Typed claims from observations: subject entity, predicate, object.
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            predicate TEXT NOT NULL,
+            object TEXT NOT NULL,
+            object_norm TEXT NOT NULL,
+            observation_id TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('active', 'held', 'rejected')),
+            at TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX facts_subject ON facts (entity_id, predicate, status);
+        CREATE INDEX facts_observation ON facts (project, observation_id);
+
+        -- Contradictions between facts: both are kept; a person resolves them.
+        CREATE TABLE conflicts (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            fact_id INTEGER NOT NULL REFERENCES facts(id),
+            other_fact_id INTEGER NOT NULL REFERENCES facts(id),
+            pair TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved', 'dismissed')),
+            resolution TEXT,
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX conflicts_entity ON conflicts (entity_id, status);
+        CREATE INDEX conflicts_project ON conflicts (project, status);
+        CREATE UNIQUE INDEX conflicts_open_once ON conflicts (entity_id, kind, predicate, pair)
+            WHERE status = 'open';
+
+        -- Compiled Truth: per-entity markdown, versioned; a regeneration supersedes.
+        CREATE TABLE compiled_truths (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL CHECK (version >= 1),
+            markdown TEXT NOT NULL,
+            written_by TEXT NOT NULL CHECK (written_by IN ('model', 'digest')),
+            impact REAL NOT NULL,
+            created_at TEXT NOT NULL,
+            superseded_by INTEGER REFERENCES compiled_truths(id),
+            UNIQUE (entity_id, version)
+        );
+        CREATE INDEX compiled_truths_entity ON compiled_truths (entity_id, superseded_by);
+
+        -- Impact gathered per entity since its last Compiled Truth.
+        CREATE TABLE truth_impacts (
+            entity_id INTEGER PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+            project TEXT NOT NULL,
+            impact REAL NOT NULL DEFAULT 0,
+            observations INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX truth_impacts_due ON truth_impacts (project, impact);
+
+        -- A memory's own half-life (schema_fit routing scales it); NULL: its cell's.
+        ALTER TABLE memory_cells ADD COLUMN half_life_days REAL CHECK (half_life_days > 0);
+        """
+    )
+
+
+@step
 def m007_queue(db: Database) -> None:
     # A proposal can be undone: 'undone' joins the statuses. The CHECK lives in
     # the table's definition, so the table is rebuilt (SQLite's documented way),

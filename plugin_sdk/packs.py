@@ -24,6 +24,7 @@ import jsonschema
 from .errors import PackError
 from .grid import validate_grid
 from .models import CRITERIA_FIELDS, LIST_FIELDS
+from .routing import validate_retain
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -121,6 +122,7 @@ def validate_pack(document: Any, *, source: str) -> Pack:
             message += f" (and {more} more: {others})"
         raise PackError(source, message, _dotted(first.path))
     validate_grid(document, source)
+    validate_retain(document, source)
     categories = {
         name: CategorySpec(
             name=name,

@@ -107,6 +107,12 @@ def _register() -> None:
     from . import historian
 
     cli.add_command(historian.historian)
+    from . import retain
+
+    cli.add_command(retain.observe)
+    cli.add_command(retain.retain_group)
+    cli.add_command(retain.review)
+    cli.add_command(retain.truth_group)
 
 
 _register()

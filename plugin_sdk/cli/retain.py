@@ -1,0 +1,296 @@
+"""``memsdk observe``, ``retain``, ``review`` and ``truth``: observations to Compiled Truth."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import dark_matter, observations, routing, truth
+from ..handlers import describe, registered_handlers
+from ..retain import BATCH_SIZE, retain
+from .common import JSON_OPTION, echo_json, open_store, store_options
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@store_options
+@JSON_OPTION
+def observe(file: str, db: str | None, project: str | None, as_json: bool) -> None:
+    """Validate the observations in FILE (JSON Lines; - for standard input) and queue them.
+
+    Each bad line is reported by number and reason; the good ones are queued
+    for `memsdk retain run`, all in one transaction. A line the store cannot
+    take (an unknown category, say) is kept as invalid with its reason, and
+    observing it again once the store can take it queues it. An id already
+    stored with the same content is a replay and changes nothing. Exits 1 when
+    any line was bad.
+    """
+    name = "<stdin>" if file == "-" else file
+    try:
+        if file == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            with open(file, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.ClickException(f"cannot read {name}: {error}") from error
+    with open_store(db, project) as store:
+        report = observations.observe(store, lines)
+    if as_json:
+        echo_json({"file": name, **report.to_dict()})
+    else:
+        for bad in report.bad:
+            label = f" [{bad.id}]" if bad.id else ""
+            kept = " (kept as invalid)" if bad.kept else ""
+            click.echo(f"{name}:{bad.line}:{label} {bad.reason}{kept}")
+        kept_count = sum(1 for bad in report.bad if bad.kept)
+        click.echo(
+            f"Queued {len(report.queued)}; replayed (unchanged) {len(report.replayed)}; "
+            f"bad lines {len(report.bad)}"
+            + (f" ({kept_count} kept as invalid)" if kept_count else "")
+            + (". Next: memsdk retain run" if report.queued else "")
+        )
+    if not report.ok:
+        click.get_current_context().exit(1)
+
+
+@click.group(name="retain")
+def retain_group() -> None:
+    """The Retain Job: queued observations become entities, facts, relations, memories."""
+
+
+@retain_group.command(name="run")
+@click.option("--limit", type=click.IntRange(1), help="Stop after this many observations.")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=BATCH_SIZE,
+    show_default=True,
+    help="Observations per transaction.",
+)
+@click.option("--retry-failed", is_flag=True, help="Queue failed observations again first.")
+@store_options
+@JSON_OPTION
+def retain_run(
+    limit: int | None,
+    batch_size: int,
+    retry_failed: bool,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Retain the queued observations, with progress on standard error.
+
+    Each observation is resolved, deduplicated, routed by schema_fit (dark
+    matter to review, fast-track past the dedup pass), checked for conflicts
+    and written in one transaction with the rest of its batch; Compiled
+    Truths whose impact crossed the pack's threshold are regenerated after
+    each batch. Running again with nothing queued changes nothing.
+    """
+
+    def progress(done: int, total: int) -> None:
+        width = 30
+        filled = min(width, round(width * done / total)) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        click.echo(f"\rretain [{bar}] {done}/{total}", nl=False, err=True)
+
+    with open_store(db, project) as store:
+        report = retain(
+            store,
+            limit=limit,
+            batch_size=batch_size,
+            retry_failed=retry_failed,
+            progress=None if as_json else progress,
+        )
+    if as_json:
+        echo_json(report.to_dict())
+        return
+    if report.processed:
+        click.echo("", err=True)
+    routes = report.routes
+    click.echo(
+        f"Processed {report.processed} observations: {routes['fast']} fast-track, "
+        f"{routes['normal']} normal, {routes['dark']} dark matter (to review: memsdk review "
+        f"list), {len(report.failed)} failed"
+    )
+    click.echo(
+        f"Entities created {report.entities_created}; duplicates folded {report.duplicates}; "
+        f"conflicts recorded {report.conflicts}; compiled truths written {len(report.truths)}; "
+        f"still queued {report.remaining}"
+    )
+    for ident, error in report.failed:
+        click.echo(f"failed {ident}: {error}")
+
+
+@retain_group.command(name="status")
+@store_options
+@JSON_OPTION
+def retain_status(db: str | None, project: str | None, as_json: bool) -> None:
+    """Observations per status, the retain policy (and its packs), and the handlers."""
+    with open_store(db, project) as store:
+        counts = observations.counts(store)
+        policy = routing.policy(store).to_dict()
+        handlers = [describe(h) for h in registered_handlers(store)]
+    if as_json:
+        echo_json({"observations": counts, "policy": policy, "handlers": handlers})
+        return
+    click.echo("Observations: " + ", ".join(f"{s} {n}" for s, n in counts.items()))
+    for key, entry in policy.items():
+        click.echo(f"  retain.{key} = {entry['value']:g}  (pack {entry['pack']})")
+    for handler in handlers:
+        click.echo(
+            f"  handler {handler['name']}: category {handler['category'] or '(any)'}, "
+            f"namespace {handler['namespace']}"
+        )
+    if not handlers:
+        click.echo("  handlers: only the default")
+
+
+@click.group()
+def review() -> None:
+    """Dark matter waiting for a person, and the conflicts between facts."""
+
+
+@review.command(name="list")
+@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
+@store_options
+@JSON_OPTION
+def review_list(limit: int, db: str | None, project: str | None, as_json: bool) -> None:
+    """Observations held as dark matter (low schema_fit), oldest first."""
+    with open_store(db, project) as store:
+        waiting = dark_matter.pending(store, limit=limit)
+    if as_json:
+        echo_json([stored.to_dict() for stored in waiting])
+        return
+    if not waiting:
+        click.echo("Nothing to review.")
+    for stored in waiting:
+        o = stored.observation
+        click.echo(
+            f"{o.id}  fit {stored.schema_fit:.2f}  {o.category}  {', '.join(o.actors)}  "
+            f"topic {o.topic!r}  memory {stored.memory_id} "
+            f"(half-life {stored.half_life_days:g} days)"
+        )
+        click.echo(f"    {o.text}")
+
+
+@review.command()
+@click.argument("ids", nargs=-1, required=True)
+@store_options
+@JSON_OPTION
+def accept(ids: tuple[str, ...], db: str | None, project: str | None, as_json: bool) -> None:
+    """Accept dark-matter observations: they count as if retained on the normal path."""
+    with open_store(db, project) as store:
+        done = [dark_matter.accept(store, ident).to_dict() for ident in ids]
+    if as_json:
+        echo_json(done)
+        return
+    for row in done:
+        click.echo(f"Accepted {row['id']} (memory {row['memory_id']} is active)")
+
+
+@review.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--reason", default="", help="Why, for the record.")
+@store_options
+@JSON_OPTION
+def reject(
+    ids: tuple[str, ...], reason: str, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Reject dark-matter observations: kept as a record, their memory archived."""
+    with open_store(db, project) as store:
+        done = [dark_matter.reject(store, ident, reason=reason).to_dict() for ident in ids]
+    if as_json:
+        echo_json(done)
+        return
+    for row in done:
+        click.echo(f"Rejected {row['id']}")
+
+
+@review.command(name="conflicts")
+@click.option("--all", "show_all", is_flag=True, help="Include resolved and dismissed ones.")
+@click.option("--entity", help="Only conflicts about this entity.")
+@store_options
+@JSON_OPTION
+def review_conflicts(
+    show_all: bool, entity: str | None, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Facts that contradict each other (both are kept)."""
+    with open_store(db, project) as store:
+        found = dark_matter.conflicts(store, status=None if show_all else "open", entity=entity)
+    if as_json:
+        echo_json([c.to_dict() for c in found])
+        return
+    if not found:
+        click.echo("No conflicts.")
+    for c in found:
+        click.echo(
+            f"conflict {c.id} [{c.status}] {c.entity} {c.predicate}: "
+            f"{c.other_value!r} ({c.other_observation_id}) vs {c.value!r} ({c.observation_id})"
+        )
+
+
+@click.group(name="truth")
+def truth_group() -> None:
+    """Compiled Truth: each entity's versioned summary."""
+
+
+@truth_group.command(name="show")
+@click.argument("entity")
+@click.option("--history", is_flag=True, help="Every version, oldest first.")
+@store_options
+@JSON_OPTION
+def truth_show(
+    entity: str, history: bool, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Show ENTITY's Compiled Truth (the newest version, or the whole chain)."""
+    with open_store(db, project) as store:
+        versions = truth.history(store, entity)
+        latest = truth.current(store, entity)
+        gathered = truth.pending_impact(store, entity)
+        threshold = routing.policy(store).truth_impact_threshold
+        open_conflicts = len(dark_matter.conflicts(store, entity=entity))
+    shown = versions if history else [latest] if latest else []
+    if as_json:
+        echo_json(
+            {
+                "entity": entity,
+                "versions": [v.to_dict() for v in shown],
+                "impact": gathered,
+                "threshold": threshold,
+                "open_conflicts": open_conflicts,
+            }
+        )
+        return
+    if not shown:
+        click.echo(
+            f"{entity} has no compiled truth yet (impact gathered {gathered:g} of {threshold:g})"
+        )
+        return
+    for version in shown:
+        successor = (
+            f", superseded by {version.superseded_by}" if version.superseded_by else ", current"
+        )
+        click.echo(
+            f"--- version {version.version} (id {version.id}, {version.written_by}, "
+            f"{version.created_at}{successor})"
+        )
+        click.echo(version.markdown.rstrip())
+    if open_conflicts:
+        click.echo(
+            f"--- {open_conflicts} open conflict(s): memsdk review conflicts --entity {entity}"
+        )
+
+
+@truth_group.command(name="regenerate")
+@click.argument("entity")
+@store_options
+def truth_regenerate(entity: str, db: str | None, project: str | None) -> None:
+    """Regenerate ENTITY's Compiled Truth now (a new version, unless nothing changed)."""
+    with open_store(db, project) as store:
+        written = truth.regenerate(store, entity)
+    if written is None:
+        click.echo(f"{entity}: unchanged; the current version stays")
+    else:
+        click.echo(f"{entity}: version {written.version} ({written.written_by})")

@@ -1,0 +1,46 @@
+"""Built-in dreamer task ``retain``: the Retain Job over queued observations (``retain.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from plugin_sdk import hookimpl
+from plugin_sdk.grid import has_grid
+from plugin_sdk.hooktypes import DreamerTask
+from plugin_sdk.retain import RetainJob, RetainReport
+
+
+def run(context: Any) -> int:
+    store = context.store
+    if not queued(store):
+        return 0
+    job = RetainJob(store)
+    with context.batch():
+        handled = job.run_batch(context.batch_size, RetainReport())
+        context.save(None, handled)
+    job.regenerate_due()  # after the commit: the model is never called inside a transaction
+    return handled
+
+
+def queued(store: Any) -> int:
+    if not has_grid(store):
+        return 0
+    row = store.db.execute(
+        "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
+        [store.project],
+    ).fetchone()
+    return int(row[0])
+
+
+@hookimpl
+def register_dreamer_tasks(register: Any) -> None:
+    register(
+        DreamerTask(
+            name="retain",
+            description="Turn queued observations into entities, facts, relations and memories.",
+            run=run,
+            schedule="hourly",
+            batch_size=200,
+            total=queued,
+        )
+    )
