@@ -9,6 +9,12 @@ are ``memsdk``. Start with :class:`Store`::
     store.packs.install(resolve_pack("ops"))
     rules = store.category_names()[0]  # categories come from the DB, never from code
     store.memories.write("Deploys happen on Tuesdays only.", rules)
+
+A host opens its store with its model and packs in one call,
+``open_store(path, model=complete, packs=["dev"])``, then runs the session
+loop with ``inject_toc``, ``run_historian``, ``delta``, ``expand`` and
+``Dreamer``; ``docs/host-guide.md`` walks through it. What ``__all__``
+lists is the host API.
 """
 
 from .dreamer import Dreamer, LeaseLost, RunReport, TaskBusy
