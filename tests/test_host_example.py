@@ -6,6 +6,7 @@ twice: the second run starts from what the first one remembered.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -14,7 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from plugin_sdk import Store, expand, load_pack_file
+from plugin_sdk import (
+    HostModel,
+    NoModel,
+    PackConflict,
+    PackError,
+    Prompt,
+    Store,
+    ensure_packs,
+    expand,
+    load_pack_file,
+    open_store,
+    run_historian,
+)
+from plugin_sdk.testing import ScriptedModel, pack_document
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "host" / "host.py"
@@ -155,3 +169,73 @@ def test_the_host_guide_code_runs_in_order(tmp_path, monkeypatch):
         ]
         archived = store.memories.list(status="archived")
         assert [m.content for m in archived] == ["The API listens on port 8081."]
+
+
+# The host API's own entry point: open_store, ensure_packs, HostModel.
+
+
+def garden_pack(tmp_path: Path, name: str, category: str) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(pack_document(name, "1.0.0", {category: "content"})), "utf-8")
+    return path
+
+
+def test_open_store_installs_only_the_packs_the_store_lacks(tmp_path):
+    first = garden_pack(tmp_path, "garden", "GARDEN_LOG")
+    with open_store(tmp_path / "m.db", project="p", packs=[first]) as store:
+        assert store.category_names() == ["GARDEN_LOG"]
+    newer = tmp_path / "garden2.json"
+    newer.write_text(
+        json.dumps(
+            pack_document("garden", "2.0.0", {"GARDEN_LOG": "content", "GARDEN_TOOLS": "content"})
+        ),
+        "utf-8",
+    )
+    second = garden_pack(tmp_path, "orchard", "ORCHARD_LOG")
+    with open_store(tmp_path / "m.db", project="p") as store:
+        reports = ensure_packs(store, [newer, second])
+        assert [(r.pack, r.added) for r in reports] == [("orchard", ["ORCHARD_LOG"])]
+        assert {p.name: p.version for p in store.packs.installed()} == {
+            "garden": "1.0.0",  # upgrading is deliberate: store.packs.upgrade
+            "orchard": "1.0.0",
+        }
+
+
+def test_packs_go_in_all_or_none_and_a_failed_open_closes_the_store(tmp_path):
+    one = garden_pack(tmp_path, "garden", "SHARED_LOG")
+    two = garden_pack(tmp_path, "orchard", "SHARED_LOG")  # the same category name
+    with pytest.raises(PackConflict, match="SHARED_LOG"):
+        open_store(tmp_path / "m.db", project="p", packs=[one, two])
+    with pytest.raises(PackError, match="no-such-pack"):
+        open_store(tmp_path / "m.db", project="p", packs=[one, "no-such-pack"])
+    with Store(tmp_path / "m.db", project="p") as store:
+        assert store.packs.installed() == []
+
+
+def test_the_model_is_a_function_or_a_plugin(tmp_path):
+    prompts: list[Prompt] = []
+
+    def complete(prompt: Prompt) -> str | None:
+        prompts.append(prompt)
+        return "<no-facts/>"
+
+    chunk = [{"role": "user", "content": "Nothing worth keeping here."}]
+    pack = garden_pack(tmp_path, "garden", "GARDEN_LOG")
+    with open_store(tmp_path / "a.db", project="p", model=complete, packs=[pack]) as store:
+        assert run_historian(store, chunk).nothing_new
+        assert [p.purpose for p in prompts] == ["historian"]
+        assert "GARDEN_LOG" in prompts[0].system
+    scripted = ScriptedModel(["<no-facts/>"])
+    with open_store(tmp_path / "b.db", project="p", model=scripted, packs=[pack]) as store:
+        assert store.plugins.get_plugin("host-model") is scripted
+        assert run_historian(store, chunk).nothing_new
+    with (
+        open_store(
+            tmp_path / "c.db", project="p", model=lambda prompt: None, packs=[pack]
+        ) as store,
+        pytest.raises(NoModel),
+    ):
+        run_historian(store, chunk)
+    with pytest.raises(TypeError, match="model must be a function"):
+        open_store(tmp_path / "d.db", project="p", model="gpt")
+    assert isinstance(HostModel(complete), HostModel)
