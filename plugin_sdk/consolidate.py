@@ -12,7 +12,9 @@ rows to Python:
    counted);
 3. **memories** placed on the grid (``memory_cells``): the same formula with
    base strength 1, no outcomes, the memory's retrieval count and its cell's
-   half-life and emotional multiplier. Memories not placed yet are counted; the
+   half-life (or its own, ``memory_cells.half_life_days``, which the Retain
+   Job sets when schema_fit routing scales it) and emotional multiplier.
+   Memories not placed yet are counted; the
    ``classify`` task places them.
 
 Every batch is computed at the time the pass started (``as_of``), so a pass
@@ -54,7 +56,7 @@ UPDATE_RELATIONS = """UPDATE relations AS r
     WHERE s.type = r.type AND r.project = :project AND r.id > :after AND r.id <= :upto"""
 
 UPDATE_MEMORIES = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned THEN {INFINITY} ELSE
-        pow(0.5, max(0.0, julianday(:stamp) - julianday(m.last_seen_at)) / g.half_life_days)
+        pow(0.5, max(0.0, julianday(:stamp) - julianday(m.last_seen_at)) / coalesce(c.half_life_days, g.half_life_days))
         * (1 + 0.1 * log2(m.retrieval_count + 1)) * g.emotional_multiplier END,
         strength_at = :stamp
     FROM memories AS m, temp.consolidate_cells AS g

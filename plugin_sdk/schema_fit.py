@@ -7,11 +7,11 @@ in 0..1, computed before the observation writes anything:
 ================  ======  ====================================================
 part              weight  value
 ================  ======  ====================================================
-``actors``        0.35    mean over actors: 1 for an active entity, 0.5 for a
+``actors``        0.20    mean over actors: 1 for an active entity, 0.5 for a
                           provisional one, 0 for an archived or unknown one
-``namespaces``    0.15    share of actors whose name a namespace rule of the
-                          grid matches (the taxonomy knows the class)
-``topic``         0.30    mean over actors: 1 when the entity already has a
+``namespaces``    0.35    share of actors whose name a namespace rule of the
+                          grid matches: the taxonomy can classify them
+``topic``         0.25    mean over actors: 1 when the entity already has a
                           retained observation on this topic, 0.5 when only on
                           this category, else 0
 ``structure``     0.20    mean over the payload's facts and relations: a fact
@@ -23,9 +23,16 @@ part              weight  value
 
 A part that does not apply (``structure`` for an observation with no facts
 and no relations) is left out and the other weights are rescaled, so such an
-observation is neither rewarded nor punished for it. The result is clamped to
-0..1. Observations held for review do not count as known patterns until a
+observation is neither rewarded nor punished for it. The result is rounded to
+six decimals and clamped to 0..1. Observations held for review do not count as known patterns until a
 person accepts them.
+
+Why these weights: the seed calls dark matter *novel, unclassified* signal,
+so the taxonomy weighs most. With the seed's thresholds (0.3, 0.7), a first
+observation of an entity the namespace rules classify takes the normal path
+(0.35 to 0.44), a first observation of actors no rule covers is dark matter
+(0), a known entity on a new topic stays normal (0.69), and a known entity on
+a familiar topic is fast-tracked (1.0).
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ if TYPE_CHECKING:
     from .hooktypes import Observation
     from .store import Store
 
-WEIGHTS = {"actors": 0.35, "namespaces": 0.15, "topic": 0.30, "structure": 0.20}
+WEIGHTS = {"actors": 0.20, "namespaces": 0.35, "topic": 0.25, "structure": 0.20}
 STATUS_SCORE = {"active": 1.0, "provisional": 0.5, "archived": 0.0}
 
 
@@ -56,7 +63,8 @@ def combine(parts: Mapping[str, float | None]) -> float:
         return 0.0
     total = sum(WEIGHTS[name] for name in present)
     value = sum(WEIGHTS[name] * present[name] for name in present) / total
-    return min(1.0, max(0.0, value))
+    # Rounded, so a value on a threshold lands on it rather than a float's width off.
+    return min(1.0, max(0.0, round(value, 6)))
 
 
 def components(

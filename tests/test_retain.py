@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +114,8 @@ def jsonl(*documents: dict[str, Any]) -> list[str]:
     return [json.dumps(document) for document in documents]
 
 
-def open_field_store(path: Path, *plugins: tuple[str, object]) -> Store:
-    store = Store(path, project="field", plugins=fresh_plugin_manager(*plugins))
+def open_field_store(path: Path, *plugins: tuple[str, object], **options: Any) -> Store:
+    store = Store(path, project="field", plugins=fresh_plugin_manager(*plugins), **options)
     store.packs.install(validate_pack(field_pack(), source="field"))
     return store
 
@@ -151,28 +152,48 @@ def feed(store: Store, *documents: dict[str, Any]):
 
 HERON = "bird:heron:grey"
 MARSH = "site:marsh:north"
+WADER = "odd:wader:grey"  # no namespace rule covers odd:*: unclassified, so dark matter
+SLUICE = "odd:site:sluice"
+UNRULED = cell_half_life("semantic.object")  # the pack's default cell, for odd:* entities
 
 
 def test_the_routes_follow_schema_fit_and_scale_half_lives(field):
     feed(field, obs("o1", [HERON], "A grey heron at the north marsh."))
-    first = get(field, "o1")
-    assert first.route == "dark" and first.schema_fit == pytest.approx(0.15 / 0.8)
+    first = get(field, "o1")  # a new entity the taxonomy classifies: the normal path
+    assert first.route == "normal" and first.schema_fit == pytest.approx(0.35 / 0.8)
+    assert field.entities.get(HERON).status == "provisional"
     feed(field, obs("o2", [HERON], "The heron again, fishing by the reeds."))
-    second = get(field, "o2")
-    assert second.route == "normal" and second.schema_fit == pytest.approx(0.325 / 0.8)
+    second = get(field, "o2")  # provisional actor, classified, familiar topic
+    assert second.route == "fast" and second.schema_fit == pytest.approx(0.7 / 0.8)
     assert field.entities.get(HERON).status == "active"  # seen again outside dark matter
-    feed(field, obs("o3", [HERON], "Two herons now, one juvenile."))
-    third = get(field, "o3")
-    assert third.route == "fast" and third.schema_fit == 1.0
+    feed(field, obs("o3", [WADER], "Something tall and grey in the sluice."))
+    third = get(field, "o3")  # nothing known, nothing classified: dark matter
+    assert third.route == "dark" and third.schema_fit == 0.0
 
     base = cell_half_life("episodic.other")  # SIGHTINGS' usual cell
-    assert first.half_life_days == base * 0.5
-    assert second.half_life_days == base
-    assert third.half_life_days == base * 1.5
+    assert first.half_life_days == base
+    assert second.half_life_days == base * 1.5
+    assert third.half_life_days == base * 0.5
     own = dict(field.db.execute("SELECT memory_id, half_life_days FROM memory_cells").fetchall())
-    assert own == {first.memory_id: base * 0.5, second.memory_id: None, third.memory_id: base * 1.5}
-    # The heron was created by dark matter: its namespace half-life, halved.
-    assert field.entities.get(HERON).half_life_days == 100 * 0.5
+    assert own == {first.memory_id: None, second.memory_id: base * 1.5, third.memory_id: base * 0.5}
+    assert field.entities.get(HERON).half_life_days == 100  # its namespace rule's, as created
+    assert field.entities.get(WADER).half_life_days == UNRULED * 0.5
+
+
+def test_the_consolidation_pass_decays_a_memory_by_its_own_half_life(tmp_path):
+    now = [datetime(2026, 5, 1, tzinfo=timezone.utc)]
+    store = open_field_store(tmp_path / "c.db", clock=lambda: now[0])
+    feed(store, obs("c-1", [HERON], "Heron at dawn."))  # normal: the cell's half-life
+    feed(store, obs("c-2", [HERON], "Heron at dawn, again, fishing."))  # fast: × 1.5
+    normal, fast = get(store, "c-1"), get(store, "c-2")
+    base = cell_half_life("episodic.other")
+    assert (normal.route, fast.route) == ("normal", "fast")
+    now[0] += timedelta(days=base * 1.5)
+    Dreamer(store).run("consolidate")
+    strength = dict(store.db.execute("SELECT memory_id, strength FROM memory_cells").fetchall())
+    assert strength[fast.memory_id] == pytest.approx(0.5)
+    assert strength[normal.memory_id] == pytest.approx(0.5**1.5)
+    store.close()
 
 
 def test_a_low_fit_observation_waits_in_review_with_its_half_life_halved(field):
@@ -180,10 +201,10 @@ def test_a_low_fit_observation_waits_in_review_with_its_half_life_halved(field):
         field,
         obs(
             "dark-1",
-            [HERON, MARSH],
+            [WADER, SLUICE],
             "Unknown wader near the sluice, grey and tall.",
-            facts=[(HERON, "plumage", "breeding")],
-            relations=[(HERON, "seen_at", MARSH)],
+            facts=[(WADER, "plumage", "breeding")],
+            relations=[(WADER, "seen_at", SLUICE)],
         ),
     )
     waiting = pending(field)
@@ -194,10 +215,10 @@ def test_a_low_fit_observation_waits_in_review_with_its_half_life_halved(field):
     memory = field.memories.get(stored.memory_id)
     assert memory.status == "pending"
     assert field.memories.search("wader sluice") == []  # held: not searched
-    heron, marsh = field.entities.get(HERON), field.entities.get(MARSH)
-    assert (heron.status, heron.half_life_days) == ("provisional", 50.0)
-    assert (marsh.status, marsh.half_life_days) == ("provisional", 100.0)
-    assert field.relations.of(HERON) == []  # held until a person accepts
+    wader, sluice = field.entities.get(WADER), field.entities.get(SLUICE)
+    assert (wader.status, wader.half_life_days) == ("provisional", UNRULED * 0.5)
+    assert (sluice.status, sluice.half_life_days) == ("provisional", UNRULED * 0.5)
+    assert field.relations.of(WADER) == []  # held until a person accepts
     facts = field.db.execute("SELECT status FROM facts").fetchall()
     assert facts == [("held",)]
 
@@ -205,9 +226,9 @@ def test_a_low_fit_observation_waits_in_review_with_its_half_life_halved(field):
     stored = get(field, "dark-1")
     assert (stored.status, stored.review, stored.route) == ("retained", "accepted", "dark")
     assert field.memories.get(stored.memory_id).status == "active"
-    assert field.entities.get(HERON).status == "active"
-    assert field.entities.get(HERON).half_life_days == 50.0  # acceptance keeps the half-life
-    assert [r.type for r in field.relations.of(HERON)] == ["seen_at"]
+    assert field.entities.get(WADER).status == "active"
+    assert field.entities.get(WADER).half_life_days == UNRULED * 0.5  # as it was set
+    assert [r.type for r in field.relations.of(WADER)] == ["seen_at"]
     assert field.db.execute("SELECT status FROM facts").fetchall() == [("active",)]
     assert pending(field) == []
     with pytest.raises(MemsdkError, match="not waiting for review"):
@@ -221,9 +242,9 @@ def test_rejecting_dark_matter_keeps_the_record_and_archives_the_memory(field):
         field,
         obs(
             "odd-1",
-            ["bird:egret:great"],
+            ["odd:egret:great"],
             "An egret, or maybe the heron?",
-            facts=[(HERON, "plumage", "winter"), ("bird:egret:great", "size", "large")],
+            facts=[(HERON, "plumage", "winter"), ("odd:egret:great", "size", "large")],
             topic="odd",
         ),
     )
@@ -239,7 +260,7 @@ def test_rejecting_dark_matter_keeps_the_record_and_archives_the_memory(field):
     assert field.memories.get(stored.memory_id).status == "archived"
     assert conflicts(field) == []
     assert [c.status for c in conflicts(field, status=None)] == ["dismissed"]
-    assert field.entities.get("bird:egret:great").status == "provisional"
+    assert field.entities.get("odd:egret:great").status == "provisional"
 
 
 def test_a_conflicting_observation_is_recorded_and_both_facts_are_kept(field):
@@ -261,11 +282,7 @@ def test_a_conflicting_observation_is_recorded_and_both_facts_are_kept(field):
     kept = field.db.execute(
         "SELECT object, status FROM facts WHERE predicate = 'nest' ORDER BY id"
     ).fetchall()
-    assert kept == [
-        ("reedbed", "held"),
-        ("Reedbed", "active"),
-        ("alders", "active"),
-    ]  # n-1 was dark
+    assert kept == [("reedbed", "active"), ("Reedbed", "active"), ("alders", "active")]
     feed(field, obs("n-4", [HERON], "Alders again.", facts=[(HERON, "nest", "alders")]))
     assert len(conflicts(field)) == 1  # the same pair of values is one open conflict
 
@@ -274,7 +291,13 @@ def test_the_content_dedup_pass_folds_near_duplicates_but_fast_track_skips_it(fi
     feed(
         field,
         obs("d-1", [HERON], "Grey heron standing in the shallows at the north marsh"),
-        obs("d-2", [HERON], "grey heron standing in the shallows at north marsh"),
+        obs(
+            "d-2",
+            [HERON],
+            "grey heron standing in the shallows at north marsh",
+            category="FIELD_NOTES",  # a new category and topic: the normal path
+            topic="habits",
+        ),
     )
     one, two = get(field, "d-1"), get(field, "d-2")
     assert two.route == "normal" and two.duplicate and two.memory_id == one.memory_id
@@ -504,7 +527,7 @@ def test_the_dreamer_task_runs_the_retain_job(field):
     assert status["retain"]["total"] == 5
     reports = dreamer.run("retain")
     assert reports[0].finished_pass and reports[0].handled == 5
-    assert {get(field, f"t-{i}").status for i in range(5)} == {"retained", "dark"}
+    assert {get(field, f"t-{i}").status for i in range(5)} == {"retained"}
 
 
 def test_a_store_without_a_grid_refuses_to_retain(tmp_path):
