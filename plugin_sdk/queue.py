@@ -249,7 +249,9 @@ def _failed(store: Store, proposal: Proposal, actor: str, reason: str, *, approv
     with store.atomic():
         if approved:
             record_event(store, proposal.id, "approved", actor, {})
-        _set_status(store, proposal.id, "failed", error=reason)
+        # a concurrent approval that won (its branch exists, its record is there) stays applied
+        if get(store, proposal.id).status != "applied":
+            _set_status(store, proposal.id, "failed", error=reason)
         record_event(store, proposal.id, "failed", actor, {"error": reason})
 
 
