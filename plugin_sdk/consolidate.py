@@ -48,12 +48,12 @@ ENTITY_STRENGTH = f"""CASE WHEN e.pinned THEN {INFINITY} ELSE
     * e.emotional_multiplier END"""
 
 UPDATE_ENTITIES = f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
-    WHERE e.project = :project AND e.id > :after AND e.id <= :upto"""
+    WHERE e.id > :after AND e.id <= :upto AND +e.project = :project"""
 
 UPDATE_RELATIONS = """UPDATE relations AS r
     SET weight_temporal = exp(-max(0.0, julianday(:stamp) - julianday(r.last_seen_at)) / s.sigma_days)
     FROM temp.consolidate_sigma AS s
-    WHERE s.type = r.type AND r.project = :project AND r.id > :after AND r.id <= :upto"""
+    WHERE r.id > :after AND r.id <= :upto AND +r.project = :project AND s.type = r.type"""
 
 UPDATE_MEMORIES = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned THEN {INFINITY} ELSE
         pow(0.5, max(0.0, julianday(:stamp) - julianday(m.last_seen_at)) / coalesce(c.half_life_days, g.half_life_days))
@@ -61,15 +61,17 @@ UPDATE_MEMORIES = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned
         strength_at = :stamp
     FROM memories AS m, temp.consolidate_cells AS g
     WHERE m.id = c.memory_id AND g.memory_type = c.memory_type AND g.referent = c.referent
-      AND m.project = :project AND m.status = 'active'
-      AND c.memory_id > :after AND c.memory_id <= :upto"""
+      AND c.memory_id > :after AND c.memory_id <= :upto
+      AND +m.project = :project AND +m.status = 'active'"""
 
+# Every batch is an id range: ``+project`` keeps SQLite from choosing an index
+# that starts with the project (and sorting the whole project for each batch).
 _BATCH_END = {
-    "entities": "SELECT max(id) FROM (SELECT id FROM entities WHERE project = ? AND id > ? ORDER BY id LIMIT ?)",
-    "relations": "SELECT max(id) FROM (SELECT id FROM relations WHERE project = ? AND id > ? ORDER BY id LIMIT ?)",
+    "entities": "SELECT max(id) FROM (SELECT id FROM entities WHERE +project = ? AND id > ? ORDER BY id LIMIT ?)",
+    "relations": "SELECT max(id) FROM (SELECT id FROM relations WHERE +project = ? AND id > ? ORDER BY id LIMIT ?)",
     "memories": """SELECT max(memory_id) FROM (SELECT c.memory_id FROM memory_cells c
                    JOIN memories m ON m.id = c.memory_id
-                   WHERE m.project = ? AND c.memory_id > ? ORDER BY c.memory_id LIMIT ?)""",
+                   WHERE +m.project = ? AND c.memory_id > ? ORDER BY c.memory_id LIMIT ?)""",
 }
 _UPDATE = {"entities": UPDATE_ENTITIES, "relations": UPDATE_RELATIONS, "memories": UPDATE_MEMORIES}
 
