@@ -52,7 +52,7 @@ from .handlers import RetainContext, dispatch, registered_handlers
 from .normalize import normalize, normalized_hash
 from .observations import from_document
 from .schema_fit import measure
-from .truth import add_impact, due, regenerate
+from .truth import add_impact, due, regenerate_many
 
 if TYPE_CHECKING:
     from .entities import Entity
@@ -269,12 +269,8 @@ class RetainJob:
 
     def regenerate_due(self) -> list[str]:
         """Regenerate the Compiled Truth of every entity whose impact reached the threshold."""
-        names = []
-        for entity_id, impact in due(self.store, self.policy.truth_impact_threshold):
-            written = regenerate(self.store, entity_id, impact=impact)
-            if written is not None:
-                names.append(written.entity)
-        return names
+        found = due(self.store, self.policy.truth_impact_threshold, project=self.project)
+        return [written.entity for written in regenerate_many(self.store, found)] if found else []
 
     def _find(self, name: str) -> Entity | None:
         rows = list(

@@ -83,42 +83,63 @@ def history(store: Store, key: int | str) -> list[CompiledTruth]:
 def regenerate(store: Store, key: int | str, *, impact: float = 0.0) -> CompiledTruth | None:
     """Write a new version of the entity's Compiled Truth; ``None`` when the text is unchanged."""
     entity = store.entities.get(key)
-    text = digest(store, entity)
-    reply = store.plugins.hook.model_complete(
-        prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}])
-    )
-    markdown, written_by = (
-        (reply.strip(), "model") if isinstance(reply, str) and reply.strip() else (text, "digest")
-    )
+    written = regenerate_many(store, [(entity.id, impact)])
+    return written[0] if written else None
+
+
+def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[CompiledTruth]:
+    """Regenerate several entities' truths: (entity id, impact) pairs; the new versions.
+
+    Every text is written (the model asked) first, outside any transaction;
+    then one transaction stores the versions and resets the impacts.
+    """
+    texts = []
+    for entity_id, impact in entities:
+        entity = store.entities.get(entity_id)
+        text = digest(store, entity)
+        reply = store.plugins.hook.model_complete(
+            prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}])
+        )
+        if isinstance(reply, str) and reply.strip():
+            texts.append((entity, impact, reply.strip(), "model"))
+        else:
+            texts.append((entity, impact, text, "digest"))
     now = store.now()
+    new_ids = []
     with store.atomic():
-        store.db.execute(
-            "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? WHERE entity_id = ?",
-            [now, entity.id],
-        )
-        latest = current(store, entity.id)
-        if latest is not None and latest.markdown == markdown:
-            return None
-        cursor = store.db.execute(
-            """INSERT INTO compiled_truths (project, entity_id, version, markdown, written_by,
-                   impact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
-            [
-                entity.project,
-                entity.id,
-                latest.version + 1 if latest else 1,
-                markdown,
-                written_by,
-                impact,
-                now,
-            ],
-        )
-        new_id = int(cursor.lastrowid or 0)
-        if latest is not None:
+        for entity, impact, markdown, written_by in texts:
             store.db.execute(
-                "UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", [new_id, latest.id]
+                "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? "
+                "WHERE entity_id = ?",
+                [now, entity.id],
             )
-        store.db.execute("UPDATE entities SET truth_id = ? WHERE id = ?", [new_id, entity.id])
-    return _by_id(store, new_id)
+            row = store.db.execute(
+                "SELECT truth_id FROM entities WHERE id = ?", [entity.id]
+            ).fetchone()
+            latest = _by_id(store, row[0]) if row and row[0] is not None else None
+            if latest is not None and latest.markdown == markdown:
+                continue
+            cursor = store.db.execute(
+                """INSERT INTO compiled_truths (project, entity_id, version, markdown, written_by,
+                       impact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    entity.project,
+                    entity.id,
+                    latest.version + 1 if latest else 1,
+                    markdown,
+                    written_by,
+                    impact,
+                    now,
+                ],
+            )
+            new_id = int(cursor.lastrowid or 0)
+            if latest is not None:
+                store.db.execute(
+                    "UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", [new_id, latest.id]
+                )
+            store.db.execute("UPDATE entities SET truth_id = ? WHERE id = ?", [new_id, entity.id])
+            new_ids.append(new_id)
+    return [_by_id(store, truth_id) for truth_id in new_ids]
 
 
 def add_impact(store: Store, entity: Entity, impact: float) -> None:

@@ -1,0 +1,374 @@
+"""Retain Job benchmark: observations per second, against baselines timed in the same run.
+
+A seeded generator writes a stream of observations over a few thousand
+entities of the built-in ``ops`` pack's namespaces (people, projects, agents'
+root causes, concepts, and a share of vendors no namespace rule covers, so
+dark matter happens), with Zipf-like popularity, favourite topics per entity,
+facts with competing values (so conflicts happen), relations, sentiments and
+near-duplicate texts. Each measurement runs on a fresh store file (WAL on
+disk) with the ``ops`` pack installed and the stream observed (``observe`` is
+timed too), then times the Retain Job alone, truth regenerations included:
+
+- **memsdk**: ``retain(store)``, batches of 200 observations per transaction,
+  one savepoint per observation; fast-track skips the content dedup pass.
+- **baseline, no batching**: the same job with one transaction per observation
+  (``run_batch(1)`` each in its own transaction; truths still regenerated
+  every 200 observations, as memsdk does), on the first ``--baseline-n``
+  observations; memsdk is timed on the same prefix.
+- **ablation, no fast-track**: ``fast_track_above = 1.0``, so every observation
+  takes the content dedup pass, on the whole stream.
+
+Every figure is the median of ``--reps`` runs; the script prints Python,
+SQLite, the machine and its load average.
+
+Run from the repository root (full default run: about 10 minutes on 2 cores)::
+
+    .venv/bin/python bench/bench_retain.py
+    .venv/bin/python bench/bench_retain.py --n 4000 --entities 800 --reps 1   # quick look
+    .venv/bin/python bench/bench_retain.py --json > retain.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from importlib import metadata
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import attrs
+
+from plugin_sdk import Store, resolve_pack
+from plugin_sdk.grid import grid
+from plugin_sdk.observations import observe
+from plugin_sdk.retain import BATCH_SIZE, RetainJob, RetainReport, retain
+
+PROJECT = "bench"
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+PACK = "ops"
+
+# Namespace shares: what the ops pack's rules classify, and vendors they do not.
+KINDS = [
+    ("world:person", 0.40),
+    ("world:project", 0.22),
+    ("agent:claude:rc", 0.14),
+    ("concept", 0.12),
+    ("vendor", 0.12),  # no namespace rule: dark matter on first sight
+]
+PREDICATES = ["role", "owner", "status", "region", "version", "tier", "oncall", "language"]
+SENTIMENTS = [("neutral", 0.80), ("positive", 0.10), ("negative", 0.07), ("critical", 0.03)]
+WORDS = str.split(
+    """deploy rollback failover latency replica shard cache queue backlog cluster node
+pod quota budget release migration schema index vacuum certificate rotation alert page
+incident postmortem runbook config flag canary traffic region zone disk memory cpu gpu
+throughput retry timeout lock deadlock lag snapshot backup restore audit token secret
+policy owner review ticket sprint roadmap design draft spec contract vendor invoice"""
+)
+
+
+class Stream:
+    """The seeded observation stream."""
+
+    def __init__(
+        self, n: int, entities: int, categories: list[str], relations: list[str], seed: int
+    ) -> None:
+        self.rng = Random(seed)
+        self.categories = categories
+        self.relations = relations
+        self.names = self._entities(entities)
+        weights = [1 / (rank + 1) ** 0.8 for rank in range(len(self.names))]
+        self.cumulative = []
+        total = 0.0
+        for w in weights:
+            total += w
+            self.cumulative.append(total)
+        self.topics = [f"topic {i}: {' '.join(self.rng.sample(WORDS, 2))}" for i in range(400)]
+        self.favourites = {name: self.rng.sample(range(len(self.topics)), 3) for name in self.names}
+        self.documents: list[dict[str, Any]] = []
+        for i in range(n):
+            self.documents.append(self._observation(i))
+
+    def _entities(self, count: int) -> list[str]:
+        names = [f"{self._weighted(KINDS)}:e{i:05d}" for i in range(count)]
+        self.rng.shuffle(names)
+        return names
+
+    def _pick(self) -> str:
+        x = self.rng.random() * self.cumulative[-1]
+        lo, hi = 0, len(self.cumulative) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.cumulative[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.names[lo]
+
+    def _weighted(self, table: list[tuple[str, float]]) -> str:
+        roll, acc = self.rng.random(), 0.0
+        for value, share in table:
+            acc += share
+            if roll <= acc:
+                return value
+        return table[-1][0]
+
+    def _observation(self, i: int) -> dict[str, Any]:
+        rng = self.rng
+        actors = list(dict.fromkeys(self._pick() for _ in range(rng.choice([1, 1, 2, 3]))))
+        target = actors[0]
+        favourite = rng.random() < 0.7
+        topic = self.topics[
+            rng.choice(self.favourites[target]) if favourite else rng.randrange(len(self.topics))
+        ]
+        if i > 50 and rng.random() < 0.05:  # a near-duplicate of an earlier observation
+            earlier = self.documents[rng.randrange(len(self.documents))]
+            actors = earlier["actors"]
+            words = earlier["payload_typed"]["text"].split()
+            words[rng.randrange(len(words))] = rng.choice(WORDS)
+            text = " ".join(words)
+        else:
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize()
+            text += f", about {target}."
+        payload: dict[str, Any] = {"text": text}
+        if rng.random() < 0.3:
+            predicate = rng.choice(PREDICATES)
+            payload["facts"] = [
+                {"subject": target, "predicate": predicate, "object": f"v{rng.randrange(4)}"}
+            ]
+        if rng.random() < 0.3:
+            other = self._pick()
+            if other != target:
+                payload["relations"] = [
+                    {"source": target, "type": rng.choice(self.relations), "target": other}
+                ]
+        return {
+            "id": f"obs-{i:06d}",
+            "source": "bench",
+            "timestamp": (START + timedelta(minutes=7 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "category": rng.choice(self.categories),
+            "actors": actors,
+            "topic": topic,
+            "sentiment": self._weighted(SENTIMENTS),
+            "payload_typed": payload,
+        }
+
+    def lines(self, n: int | None = None) -> list[str]:
+        return [json.dumps(d) for d in self.documents[:n]]
+
+
+def fresh_store(tmp: Path, label: str, lines: list[str]) -> tuple[Store, float]:
+    """A new store file with the ops pack and ``lines`` observed; the observe time."""
+    path = tmp / f"{label}-{time.monotonic_ns()}.db"
+    store = Store(path, project=PROJECT)
+    store.packs.install(resolve_pack(PACK))
+    started = time.perf_counter()
+    report = observe(store, lines)
+    elapsed = time.perf_counter() - started
+    if report.bad:
+        raise SystemExit(f"generated observations were refused: {report.bad[:3]}")
+    return store, elapsed
+
+
+def run_memsdk(store: Store) -> RetainReport:
+    return retain(store)
+
+
+def run_unbatched(store: Store) -> RetainReport:
+    job = RetainJob(store)
+    report = RetainReport()
+    handled = 0
+    while True:
+        with store.atomic():
+            if not job.run_batch(1, report):
+                break
+        handled += 1
+        if handled % BATCH_SIZE == 0:
+            report.truths += job.regenerate_due()
+    report.truths += job.regenerate_due()
+    return report
+
+
+def run_no_fast_track(store: Store) -> RetainReport:
+    job = RetainJob(store)
+    job.policy = attrs.evolve(job.policy, fast_track_above=1.0)
+    report = RetainReport()
+    while True:
+        with store.atomic():
+            if not job.run_batch(BATCH_SIZE, report):
+                break
+        report.truths += job.regenerate_due()
+    return report
+
+
+def measure(
+    tmp: Path, label: str, lines: list[str], runner: Callable[[Store], RetainReport], reps: int
+) -> dict[str, Any]:
+    rates, observe_rates, reports = [], [], []
+    for rep in range(reps):
+        store, observe_seconds = fresh_store(tmp, label, lines)
+        try:
+            started = time.perf_counter()
+            report = runner(store)
+            seconds = time.perf_counter() - started
+            truths = store.db.execute("SELECT count(*) FROM compiled_truths").fetchone()[0]
+        finally:
+            store.close()
+        if report.failed:
+            raise SystemExit(f"{label}: observations failed: {report.failed[:3]}")
+        rates.append(len(lines) / seconds)
+        observe_rates.append(len(lines) / observe_seconds)
+        reports.append({**report.to_dict(), "truth_versions": truths, "seconds": seconds})
+        log(f"  {label} run {rep + 1}/{reps}: {len(lines) / seconds:,.0f} observations/s")
+    return {
+        "observations": len(lines),
+        "rate": statistics.median(rates),
+        "rates": rates,
+        "observe_rate": statistics.median(observe_rates),
+        "report": reports[rates.index(statistics.median(rates))] if reps % 2 else reports[0],
+    }
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def environment() -> dict[str, Any]:
+    try:
+        commit = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "memsdk": metadata.version("memsdk"),
+        "sqlite_utils": metadata.version("sqlite-utils"),
+        "commit": commit,
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "loadavg_start": load_average(),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {"environment": environment(), "args": vars(args)}
+    with tempfile.TemporaryDirectory(prefix="memsdk-bench-retain-", dir=args.dir) as tmp_name:
+        tmp = Path(tmp_name)
+        probe = Store(tmp / "probe.db", project=PROJECT)
+        probe.packs.install(resolve_pack(PACK))
+        categories = probe.category_names()
+        relations = sorted(grid(probe).relations)
+        probe.close()
+        log(f"generating {args.n:,} observations over {args.entities:,} entities ...")
+        stream = Stream(args.n, args.entities, categories, relations, args.seed)
+        lines = stream.lines()
+        prefix = stream.lines(args.baseline_n)
+        results["stream"] = {
+            "observations": len(lines),
+            "entities": args.entities,
+            "with_facts": sum("facts" in d["payload_typed"] for d in stream.documents),
+            "with_relations": sum("relations" in d["payload_typed"] for d in stream.documents),
+        }
+        log("memsdk, whole stream")
+        results["memsdk"] = measure(tmp, "memsdk", lines, run_memsdk, args.reps)
+        log("ablation: no fast-track, whole stream")
+        results["no_fast_track"] = measure(tmp, "nofast", lines, run_no_fast_track, args.reps)
+        log(f"memsdk, first {len(prefix):,}")
+        results["memsdk_prefix"] = measure(tmp, "prefix", prefix, run_memsdk, args.reps)
+        log(f"baseline: one transaction per observation, first {len(prefix):,}")
+        results["unbatched"] = measure(tmp, "unbatched", prefix, run_unbatched, args.reps)
+    results["environment"]["loadavg_end"] = load_average()
+    return results
+
+
+def report(results: dict[str, Any]) -> str:
+    env, stream = results["environment"], results["stream"]
+    m, nf = results["memsdk"], results["no_fast_track"]
+    mp, ub = results["memsdk_prefix"], results["unbatched"]
+    r = m["report"]
+    lines = [
+        "memsdk retain benchmark",
+        f"  {env['date']}; memsdk {env['memsdk']} ({env['commit']}), python {env['python']}, "
+        f"sqlite {env['sqlite']}, sqlite-utils {env['sqlite_utils']}",
+        f"  {env['platform']}, {env['cpu']}, os.cpu_count() = {env['cpu_count']}",
+        f"  load average (1/5/15 min) at start {env['loadavg_start']}, at end {env['loadavg_end']}",
+        "",
+        f"Stream: {stream['observations']:,} observations over {stream['entities']:,} entities "
+        f"({stream['with_facts']:,} with a fact, {stream['with_relations']:,} with a relation); "
+        f"medians of {results['args']['reps']} runs",
+        f"  observe (validate + queue, one transaction)  {m['observe_rate']:>9,.0f} observations/s",
+        f"  retain, memsdk (200 per transaction)         {m['rate']:>9,.0f} observations/s"
+        f"  ({r['seconds']:.1f} s)",
+        f"    routes: fast {r['routes']['fast']:,}, normal {r['routes']['normal']:,}, "
+        f"dark {r['routes']['dark']:,}; duplicates folded {r['duplicates']:,}; "
+        f"conflicts {r['conflicts']:,}; entities created {r['entities_created']:,}; "
+        f"compiled truths {r['truth_versions']:,}",
+        f"  ablation: no fast-track (every observation takes the dedup pass)"
+        f"  {nf['rate']:,.0f} observations/s",
+        f"  baseline: one transaction per observation, first {ub['observations']:,}"
+        f"  {ub['rate']:,.0f} observations/s",
+        f"  memsdk on that same prefix                   {mp['rate']:>9,.0f} observations/s",
+        "",
+        "Summary                                     result    baseline    ratio",
+        f"  batched vs one transaction per observation  {mp['rate']:>6,.0f}    {ub['rate']:>8,.0f}"
+        f"    {mp['rate'] / ub['rate']:.1f}x",
+        f"  fast-track on vs off (whole stream)         {m['rate']:>6,.0f}    {nf['rate']:>8,.0f}"
+        f"    {m['rate'] / nf['rate']:.2f}x",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=20_000, help="observations (default 20000)")
+    parser.add_argument("--entities", type=int, default=3_000, help="entities (default 3000)")
+    parser.add_argument(
+        "--baseline-n",
+        type=int,
+        default=4_000,
+        help="observations for the one-transaction-per-observation baseline (default 4000)",
+    )
+    parser.add_argument("--reps", type=int, default=3, help="runs per figure, median kept")
+    parser.add_argument("--seed", type=int, default=20260701, help="generator seed")
+    parser.add_argument("--dir", default=None, help="where the temporary stores go")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = parser.parse_args(argv)
+    results = run(args)
+    print(json.dumps(results, indent=2) if args.json else report(results))
+
+
+if __name__ == "__main__":
+    main()
