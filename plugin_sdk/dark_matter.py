@@ -8,7 +8,7 @@ wait in the observation, and nothing was strengthened.
 
 - :func:`accept` (one transaction) makes it count: the memory becomes active
   (or, if it matched an existing memory, that memory is reinforced), the
-  entities it created become active, facts active, relations written, and the
+  provisional entities it names become active, facts active, relations written, and the
   entities are strengthened and gather its impact, as a normal observation
   would have done. The half-lives stay as they were set: acceptance confirms
   the signal, it does not make it familiar.
@@ -29,7 +29,7 @@ import attrs
 from .errors import MemsdkError, NotFound
 from .handlers import load_deferred
 from .observations import StoredObservation, get, listing
-from .retain import RetainJob, reinforce
+from .retain import RetainJob, open_conflicts_of, reinforce
 
 if TYPE_CHECKING:
     from .entities import Entity
@@ -86,7 +86,7 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
         store.db.execute(
             """UPDATE entities SET status = 'active', updated_at = ? WHERE status = 'provisional'
                AND id IN (SELECT entity_id FROM entity_observations
-                          WHERE project = ? AND observation_id = ? AND created = 1)""",
+                          WHERE project = ? AND observation_id = ?)""",
             [now, stored.project, observation_id],
         )
         store.db.execute(
@@ -104,7 +104,12 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
         ).fetchone()[0]
         for relation in load_deferred(deferred):
             store.relations.relate(relation.source, relation.target, relation.type)
-        reinforce(store, observation, _entities(store, observation.names()))
+        reinforce(
+            store,
+            observation,
+            _entities(store, observation.names()),
+            open_conflicts_of(store, stored.project, observation_id),
+        )
         _decided(store, stored, "accepted", now, None)
     RetainJob(store).regenerate_due()
     return get(store, observation_id, project=stored.project)

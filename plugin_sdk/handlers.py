@@ -33,7 +33,7 @@ import attrs
 
 from .cells import rule_cell
 from .errors import MemsdkError
-from .grid import grid, matches, split_cell
+from .grid import Grid, grid, matches, split_cell
 from .hooktypes import ObservedRelation, RetainHandler
 from .normalize import normalized_hash
 
@@ -112,6 +112,7 @@ class RetainContext:
     route: str
     half_life_factor: float
     duplicate_of: int | None = None
+    grid: Grid | None = None
     memory_id: int | None = None
     memory_created: bool = False
     half_life_days: float | None = None
@@ -203,7 +204,7 @@ class RetainContext:
             "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
             [memory_id],
         ).fetchone()
-        policy = grid(store)
+        policy = self.grid or grid(store)
         if row is not None:
             cell = f"{row[0]}.{row[1]}"
             self.half_life_days = row[2] or policy.cells[cell].half_life_days

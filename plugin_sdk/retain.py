@@ -47,7 +47,7 @@ from . import routing
 from .consolidate import ENTITY_STRENGTH, ensure_math
 from .entities import Entity as EntityRecord
 from .errors import MemsdkError
-from .grid import grid
+from .grid import Grid, grid
 from .handlers import RetainContext, dispatch, registered_handlers
 from .normalize import normalize, normalized_hash
 from .observations import from_document
@@ -187,7 +187,8 @@ class RetainJob:
             elif entity.status == "provisional" and not held:
                 entity = store.entities.update(entity.id, status="active")
             entities[name] = entity
-        report.conflicts += record_facts(store, observation, entities, held)  # 4. conflicts
+        new_conflicts = record_facts(store, observation, entities, held)  # 4. conflicts
+        report.conflicts += sum(new_conflicts.values())
         context = RetainContext(
             store=store,
             observation=observation,
@@ -196,12 +197,13 @@ class RetainJob:
             route=route,
             half_life_factor=factor,
             duplicate_of=duplicate,
+            grid=self.grid,
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
         link_observation(store, observation, entities, created, held)
         if not held:
-            reinforce(store, observation, entities)  # 6. strength, decay, truth impact
+            reinforce(store, observation, entities, new_conflicts, self.grid)  # 6.
         store.db.execute(
             """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
                    memory_id = ?, duplicate = ?, half_life_days = ?, deferred = ?,
@@ -251,20 +253,30 @@ class RetainJob:
         digest = normalized_hash(observation.text)
         words = set(_WORD.findall(normalize(observation.text)))
         rows = self.store.db.execute(
-            f"""SELECT DISTINCT m.id, m.normalized_hash, m.content FROM memory_entities l
+            f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
                 JOIN memories m ON m.id = l.memory_id
                 WHERE l.entity_id IN ({", ".join("?" * len(ids))})
                   AND m.status IN ('active', 'pending')
                 ORDER BY m.id DESC LIMIT ?""",
             [*ids, DEDUP_WINDOW],
         ).fetchall()
-        for memory_id, other_hash, content in rows:
+        for memory_id, other_hash, _tokens in rows:
             if other_hash == digest:
                 return int(memory_id)
-            if len(words) >= MIN_WORDS:
-                other = set(_WORD.findall(normalize(content)))
-                if len(words & other) / len(words | other) >= NEAR_DUPLICATE:
-                    return int(memory_id)
+        if len(words) < MIN_WORDS:
+            return None
+        # Word sets this far apart in size cannot reach the overlap: skip their text.
+        tokens = self.store.tokenizer.count(observation.text)
+        low, high = tokens * NEAR_DUPLICATE, tokens / NEAR_DUPLICATE
+        for memory_id, _hash, other_tokens in rows:
+            if other_tokens is not None and not low <= other_tokens <= high:
+                continue
+            (content,) = self.store.db.execute(
+                "SELECT content FROM memories WHERE id = ?", [memory_id]
+            ).fetchone()
+            other = set(_WORD.findall(normalize(content)))
+            if len(words & other) / len(words | other) >= NEAR_DUPLICATE:
+                return int(memory_id)
         return None
 
     def regenerate_due(self) -> list[str]:
@@ -273,12 +285,14 @@ class RetainJob:
         return [written.entity for written in regenerate_many(self.store, found)] if found else []
 
     def _find(self, name: str) -> Entity | None:
-        rows = list(
-            self.store.db.query(
-                "SELECT * FROM entities WHERE project = ? AND name = ?", [self.project, name]
-            )
+        cursor = self.store.db.conn.execute(
+            "SELECT * FROM entities WHERE project = ? AND name = ?", [self.project, name]
         )
-        return EntityRecord(**{**rows[0], "pinned": bool(rows[0]["pinned"])}) if rows else None
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        values = dict(zip([column[0] for column in cursor.description], row, strict=True))
+        return EntityRecord(**{**values, "pinned": bool(values["pinned"])})
 
     def _create(self, name: str, factor: float) -> Entity:
         entity = self.store.entities.add(name, status="provisional", project=self.project)
@@ -293,9 +307,9 @@ class RetainJob:
 
 def record_facts(
     store: Store, observation: Observation, entities: Mapping[str, Entity], held: bool
-) -> int:
-    """Store the observation's facts and the conflicts they make; how many conflicts are new."""
-    new_conflicts = 0
+) -> dict[int, int]:
+    """Store the observation's facts and the conflicts they make; new conflicts per entity."""
+    new_conflicts: dict[int, int] = {}
     now = store.now()
     for fact in observation.facts:
         subject = entities[fact.subject]
@@ -340,7 +354,8 @@ def record_facts(
                     now,
                 ],
             )
-            new_conflicts += inserted.rowcount
+            if inserted.rowcount:
+                new_conflicts[subject.id] = new_conflicts.get(subject.id, 0) + inserted.rowcount
     return new_conflicts
 
 
@@ -374,35 +389,49 @@ def link_observation(
 
 
 def impacts(
-    store: Store, observation: Observation, entities: Mapping[str, Entity]
+    policy: Grid,
+    observation: Observation,
+    entities: Mapping[str, Entity],
+    conflicts: Mapping[int, int],
 ) -> dict[int, float]:
     """Each entity's impact from one observation.
 
     ``impact = m × (1 + facts about it + relations touching it) + its new conflicts``,
     where ``m`` is the grid's multiplier for the observation's sentiment.
     """
-    multiplier = grid(store).emotions.get(observation.sentiment, 1.0)
-    by_name = {name: 0 for name in entities}
+    multiplier = policy.emotions.get(observation.sentiment, 1.0)
+    by_name = dict.fromkeys(entities, 0)
     for fact in observation.facts:
         by_name[fact.subject] += 1
     for relation in observation.relations:
         by_name[relation.source] += 1
         by_name[relation.target] += 1
     result = {entities[name].id: multiplier * (1 + n) for name, n in by_name.items()}
-    project = next(iter(entities.values())).project if entities else store.project
-    for entity_id, n in store.db.execute(
-        """SELECT c.entity_id, count(*) FROM facts f JOIN conflicts c ON c.fact_id = f.id
-           WHERE f.project = ? AND f.observation_id = ? AND c.status = 'open'
-           GROUP BY c.entity_id""",
-        [project, observation.id],
-    ).fetchall():
+    for entity_id, n in conflicts.items():
         result[entity_id] = result.get(entity_id, 0.0) + n
     return result
 
 
-def reinforce(store: Store, observation: Observation, entities: Mapping[str, Entity]) -> None:
+def open_conflicts_of(store: Store, project: str, observation_id: str) -> dict[int, int]:
+    """Open conflicts made by an observation's facts, per entity (for an accepted one)."""
+    rows = store.db.execute(
+        """SELECT c.entity_id, count(*) FROM facts f JOIN conflicts c ON c.fact_id = f.id
+           WHERE f.project = ? AND f.observation_id = ? AND c.status = 'open'
+           GROUP BY c.entity_id""",
+        [project, observation_id],
+    ).fetchall()
+    return {int(entity_id): int(n) for entity_id, n in rows}
+
+
+def reinforce(
+    store: Store,
+    observation: Observation,
+    entities: Mapping[str, Entity],
+    conflicts: Mapping[int, int],
+    policy: Grid | None = None,
+) -> None:
     """Step 6: seen again, emotional tag, strength now, and the observation's impact."""
-    policy = grid(store)
+    policy = policy or grid(store)
     now = store.now()
     ids = sorted({entity.id for entity in entities.values()})
     marks = ", ".join("?" * len(ids))
@@ -424,5 +453,5 @@ def reinforce(store: Store, observation: Observation, entities: Mapping[str, Ent
         {"stamp": now, **{f"id{i}": entity_id for i, entity_id in enumerate(ids)}},
     )
     by_id = {entity.id: entity for entity in entities.values()}
-    for entity_id, impact in impacts(store, observation, entities).items():
+    for entity_id, impact in impacts(policy, observation, entities, conflicts).items():
         add_impact(store, by_id[entity_id], impact)

@@ -73,7 +73,8 @@ def current(store: Store, key: int | str) -> CompiledTruth | None:
 def history(store: Store, key: int | str) -> list[CompiledTruth]:
     """Every version of the entity's Compiled Truth, oldest first (the superseded_by chain)."""
     entity = store.entities.get(key)
-    rows = store.db.query(
+    rows = _rows(
+        store,
         f"""{_SELECT} WHERE t.entity_id = ? ORDER BY t.version""",
         [entity.id],
     )
@@ -192,7 +193,8 @@ def digest(store: Store, entity: Entity) -> str:
 
 def _facts(store: Store, entity: Entity) -> list[str]:
     rows = list(
-        store.db.query(
+        _rows(
+            store,
             """SELECT predicate, object_norm, min(object) AS object, count(*) AS n,
                       max(at) AS latest, group_concat(observation_id, ', ') AS sources
                FROM (SELECT * FROM facts WHERE entity_id = ? AND status = 'active'
@@ -219,7 +221,8 @@ def _facts(store: Store, entity: Entity) -> list[str]:
 
 def _conflicts(store: Store, entity: Entity) -> list[str]:
     rows = list(
-        store.db.query(
+        _rows(
+            store,
             """SELECT c.id, c.predicate, a.object AS new, a.observation_id AS new_source,
                       a.status AS new_status, b.object AS old, b.observation_id AS old_source
                FROM conflicts c JOIN facts a ON a.id = c.fact_id JOIN facts b ON b.id = c.other_fact_id
@@ -241,7 +244,8 @@ def _conflicts(store: Store, entity: Entity) -> list[str]:
 
 def _relations(store: Store, entity: Entity) -> list[str]:
     rows = list(
-        store.db.query(
+        _rows(
+            store,
             """SELECT r.type, 'out' AS direction, e.name AS other, r.evidence_count
                FROM relations r JOIN entities e ON e.id = r.target_id WHERE r.source_id = ?
                UNION ALL
@@ -262,7 +266,8 @@ def _relations(store: Store, entity: Entity) -> list[str]:
 
 def _observations(store: Store, entity: Entity) -> list[str]:
     rows = list(
-        store.db.query(
+        _rows(
+            store,
             """SELECT o.id, o.timestamp, o.category, o.topic, o.document
                FROM entity_observations l JOIN observations o
                     ON o.project = l.project AND o.id = l.observation_id
@@ -289,8 +294,15 @@ _SELECT = """SELECT t.id, t.entity_id, e.name AS entity, t.version, t.markdown, 
              FROM compiled_truths t JOIN entities e ON e.id = t.entity_id"""
 
 
+def _rows(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """Rows as dicts, straight from the connection (no savepoint per query)."""
+    cursor = store.db.conn.execute(sql, params)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def _by_id(store: Store, truth_id: int) -> CompiledTruth:
-    rows = list(store.db.query(f"{_SELECT} WHERE t.id = ?", [truth_id]))
+    rows = list(_rows(store, f"{_SELECT} WHERE t.id = ?", [truth_id]))
     if not rows:
         raise NotFound(f"no compiled truth with id {truth_id}")
     return CompiledTruth(**rows[0])
