@@ -173,7 +173,7 @@ def grid(store: Store) -> Grid:
     documents = tuple(
         (row["name"], row["content_hash"])
         for row in store.db.query(
-            "SELECT name, content_hash FROM packs ORDER BY installed_at, name"
+            "SELECT name, content_hash FROM packs ORDER BY installed_at, rowid"
         )
     )
     cached = getattr(store, "_grid_cache", None)
@@ -182,15 +182,19 @@ def grid(store: Store) -> Grid:
         return result
     docs = [
         (row["name"], json.loads(row["document"]))
-        for row in store.db.query("SELECT name, document FROM packs ORDER BY installed_at, name")
+        for row in store.db.query("SELECT name, document FROM packs ORDER BY installed_at, rowid")
     ]
     result = merge(docs)
     store._grid_cache = (documents, result)  # keyed by the packs' content hashes
     return result
 
 
-def merge(documents: Iterable[tuple[str, Mapping[str, Any]]]) -> Grid:
-    """The effective grid of pack documents in install order (first to set a key owns it)."""
+def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: bool = True) -> Grid:
+    """The effective grid of pack documents in install order (first to set a key owns it).
+
+    Without any ``[grid]`` section this raises :class:`NoGrid`, unless
+    ``require_grid`` is false: then the cells are empty and only the graph is read.
+    """
     default_cell: str | None = None
     cells: dict[str, CellDefaults] = {}
     emotions: dict[str, float] = {}
@@ -239,6 +243,8 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]]) -> Grid:
                 name,
                 RelationType(name, float(spec["sigma_days"]), spec.get("description", ""), pack),
             )
+    if default_cell is None and not require_grid:
+        default_cell = ""
     if default_cell is None:
         raise NoGrid(
             "no installed pack has a [grid] section; install one that does "
@@ -269,13 +275,13 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
     others = [(name, doc) for name, doc in installed if name != pack.name]
     if not others:
         return []
-    try:
-        current = merge(others)
-    except NoGrid:
-        current = None
+    current = merge(others, require_grid=False)
     found: list[str] = []
     section = pack.document.get("grid") or {}
-    if current is not None and section:
+    if current.default_cell and section:
+        if section["default_cell"] != current.default_cell:
+            owner = next(name for name, doc in others if doc.get("grid"))
+            found.append(f"grid.default_cell (kept from pack {owner})")
         for memory_type, row in section["cells"].items():
             for referent, values in row.items():
                 cell = f"{memory_type}.{referent}"
@@ -300,11 +306,10 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
                     f"grid.namespaces {rule['pattern']!r} (kept from pack {have_rule.pack})"
                 )
     relations = (pack.document.get("graph") or {}).get("relations", {})
-    if current is not None:
-        for name, spec in relations.items():
-            have_relation = current.relations.get(name)
-            if have_relation and have_relation.sigma_days != float(spec["sigma_days"]):
-                found.append(f"graph.relations.{name} (kept from pack {have_relation.pack})")
+    for name, spec in relations.items():
+        have_relation = current.relations.get(name)
+        if have_relation and have_relation.sigma_days != float(spec["sigma_days"]):
+            found.append(f"graph.relations.{name} (kept from pack {have_relation.pack})")
     return found
 
 

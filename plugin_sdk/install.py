@@ -174,8 +174,12 @@ class Packs:
 
     def _grid_kept(self, pack: Pack) -> list[str]:
         """Grid and graph keys of ``pack`` that an earlier-installed pack sets differently."""
-        order = sorted(self.installed(), key=lambda p: (p.installed_at, p.name))
-        names = [p.name for p in order]
+        names = [
+            row["name"]
+            for row in self.db.query("SELECT name FROM packs ORDER BY installed_at, rowid")
+        ]
+        by_name = {p.name: p for p in self.installed()}
+        order = [by_name[name] for name in names]
         before = order[: names.index(pack.name)] if pack.name in names else order
         return conflicts([(p.name, p.document) for p in before], pack)
 

@@ -74,7 +74,7 @@ class Relations:
                        last_seen_at = excluded.last_seen_at""",
                 [head.project, head.id, tail.id, type, weight, now, now, now],
             )
-        return self.between(head.name, tail.name, type)
+        return self.between(head.id, tail.id, type)
 
     def between(self, source: int | str, target: int | str, type: str) -> Relation:
         head = self.store.entities.get(source)

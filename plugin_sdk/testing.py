@@ -100,3 +100,18 @@ def pack_document(
         },
         **extra,
     }
+
+
+def grid_section(
+    half_life_days: float = 30.0, emotional_multiplier: float = 1.0, **extra: Any
+) -> dict[str, Any]:
+    """A valid ``[grid]`` section with the same defaults in every cell (for ``pack_document``)."""
+    from .grid import MEMORY_TYPES, REFERENTS
+
+    defaults = {"half_life_days": half_life_days, "emotional_multiplier": emotional_multiplier}
+    return {
+        "default_cell": f"{MEMORY_TYPES[1]}.{REFERENTS[3]}",
+        "cells": {t: {r: dict(defaults) for r in REFERENTS} for t in MEMORY_TYPES},
+        "emotions": {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0},
+        **extra,
+    }
