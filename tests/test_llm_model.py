@@ -245,3 +245,29 @@ def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, t
     ]
     assert len(texts) == len(set(texts))  # nothing twice
     assert transcript.report.skipped["response row repeated in the message store"] == 2
+
+
+def test_memsdk_dream_run_takes_an_llm_model(harbour, tmp_path):
+    from click.testing import CliRunner
+
+    from plugin_sdk.cli import cli
+
+    db = tmp_path / "m.db"
+    store = Store(db, project="harbour", plugins=fresh_plugin_manager())
+    store.packs.install(validate_pack(PACK, source="harbour"))
+    store.memories.write("Quay 2 is closed for dredging until April 2026.", "QUAY_STATE")
+    store.memories.write("Quay 2 is closed for dredging until April 2026 too.", "QUAY_STATE")
+    store.close()
+    harbour.answers.append("Quay 2 is closed for dredging until the end of April 2026.")
+    env = {"PLUGIN_SDK_LOAD_PLUGINS": "", "LLM_USER_PATH": str(tmp_path / "llm-home")}
+    args = ["dream", "run", "curate", "--model", "harbour", "--db", str(db), "--project", "harbour"]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert "curate: " in result.stdout and "pass complete" in result.stdout
+    with Store(db, project="harbour", plugins=fresh_plugin_manager()) as reopened:
+        assert [m.content for m in reopened.memories.list()] == [
+            "Quay 2 is closed for dredging until the end of April 2026."
+        ]
+    unknown = CliRunner().invoke(cli, [*args[:3], "--model", "no-such-model", "--db", str(db)])
+    assert unknown.exit_code == 1
+    assert "no-such-model" in unknown.output

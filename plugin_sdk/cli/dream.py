@@ -6,6 +6,7 @@ import click
 
 from ..dreamer import Dreamer
 from ..hooktypes import DreamerTask
+from ..llm_model import LlmModel
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
 
@@ -19,9 +20,20 @@ def dream() -> None:
 @click.option(
     "--max-batches", type=click.IntRange(1), help="Stop after this many batches (resumable)."
 )
+@click.option(
+    "model_id",
+    "--model",
+    envvar="PLUGIN_SDK_MODEL",
+    help="An llm model id or alias for the tasks that ask a model (needs memsdk[llm]); "
+    "default: the plugin that answers model_complete, else the rule-based fallbacks.",
+)
 @store_options
 def run(
-    tasks: tuple[str, ...], max_batches: int | None, db: str | None, project: str | None
+    tasks: tuple[str, ...],
+    max_batches: int | None,
+    model_id: str | None,
+    db: str | None,
+    project: str | None,
 ) -> None:
     """Run TASKS in the order given (default: every task) with a progress display.
 
@@ -29,6 +41,10 @@ def run(
     stopped, without redoing or losing work.
     """
     with open_store(db, project) as store:
+        if model_id:
+            adapter = LlmModel(model_id)
+            adapter.model  # noqa: B018 - resolve now: an unknown id fails before any work
+            store.plugins.register(adapter, name="llm-model")
         dreamer = Dreamer(store)
 
         def progress(task: DreamerTask, done: int, total: int | None) -> None:
