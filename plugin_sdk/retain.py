@@ -188,7 +188,6 @@ class RetainJob:
                 entity = store.entities.update(entity.id, status="active")
             entities[name] = entity
         new_conflicts = record_facts(store, observation, entities, held)  # 4. conflicts
-        report.conflicts += sum(new_conflicts.values())
         context = RetainContext(
             store=store,
             observation=observation,
@@ -223,7 +222,8 @@ class RetainJob:
                 observation.id,
             ],
         )
-        report.routes[route] += 1
+        report.routes[route] += 1  # counted last: a failed observation counts as failed only
+        report.conflicts += sum(new_conflicts.values())
         report.entities_created += len(created)
         report.duplicates += int(context.memory_id is not None and not context.memory_created)
 

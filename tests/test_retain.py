@@ -330,6 +330,9 @@ def test_an_id_reused_for_other_content_is_a_bad_line(field):
     assert "different content" in report.bad[0].reason
 
 
+BARN = "bird:owl:barn"
+
+
 def test_a_failing_observation_rolls_back_alone(tmp_path):
     class Fussy:
         @staticmethod
@@ -349,8 +352,8 @@ def test_a_failing_observation_rolls_back_alone(tmp_path):
     observe(
         store,
         jsonl(
-            obs("f-1", ["bird:owl:barn"], "Barn owl at dusk."),
-            obs("f-2", ["bird:owl:tawny"], "boom", facts=[("bird:owl:tawny", "call", "hoot")]),
+            obs("f-1", ["bird:owl:barn"], "Barn owl at dusk.", facts=[(BARN, "call", "hiss")]),
+            obs("f-2", ["bird:owl:tawny"], "boom", facts=[(BARN, "call", "screech")]),
             obs("f-3", ["bird:owl:barn"], "Barn owl again."),
         ),
     )
@@ -360,7 +363,9 @@ def test_a_failing_observation_rolls_back_alone(tmp_path):
     assert failed.status == "failed" and "cannot handle this one" in failed.error
     with pytest.raises(MemsdkError):
         store.entities.get("bird:owl:tawny")  # nothing of f-2 was written
-    assert store.db.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+    assert store.db.execute("SELECT observation_id FROM facts").fetchall() == [("f-1",)]
+    assert conflicts(store) == [] and report.conflicts == 0  # f-2's conflict rolled back too
+    assert report.entities_created == 1 and report.routes["normal"] + report.routes["fast"] == 2
     assert get(store, "f-3").status == "retained"
     store.close()
 
