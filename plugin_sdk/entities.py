@@ -20,13 +20,14 @@ makes an old entity young. See ``strength.py`` for the formulas.
 from __future__ import annotations
 
 import builtins
+import itertools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .errors import MemsdkError, NotFound
-from .grid import check_name, grid, matches, pattern_sql, split_cell
+from .grid import check_name, check_pattern, grid, matches, pattern_sql, split_cell
 from .strength import days_between, strength
 
 if TYPE_CHECKING:
@@ -190,27 +191,42 @@ class Entities:
         return found if found is not None else self.add(name, project=project, **defaults)
 
     def get(self, key: int | str, *, project: str | None = None) -> Entity:
-        """An entity by id or name; :class:`NotFound` names close matches."""
+        """An entity by id or name; :class:`NotFound` names close matches.
+
+        A name is looked up in ``project`` (default: the store's). An id is
+        unique in the store; with ``project`` given, an id of another project
+        is not found either.
+        """
         if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
             rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [int(key)]))
-            if rows:
+            if rows and (project is None or rows[0]["project"] == project):
                 return _entity(rows[0])
-            raise NotFound(f"no entity with id {key}")
-        found = self._find(key, project or self.store.project)
+            where = f" in project {project!r}" if project else ""
+            raise NotFound(f"no entity with id {key}{where}")
+        project = project or self.store.project
+        found = self._find(key, project)
         if found is None:
-            prefix = key.split(":", 1)[0] + ":%"
+            raise NotFound(
+                f"no entity named {key!r} in project {project!r}{self._near(key, project)}"
+            )
+        return found
+
+    def _near(self, name: str, project: str) -> str:
+        """Up to five names of the project sharing the longest prefix with ``name``."""
+        segments = name.split(":")
+        for size in range(len(segments) - 1, 0, -1):
+            prefix = ":".join(segments[:size]) + ":"
             near = [
                 row["name"]
                 for row in self.db.query(
-                    "SELECT name FROM entities WHERE project = ? AND name LIKE ? ORDER BY name LIMIT 5",
-                    [project or self.store.project, prefix],
+                    "SELECT name FROM entities WHERE project = ? AND substr(name, 1, ?) = ? "
+                    "ORDER BY name LIMIT 5",
+                    [project, len(prefix), prefix],
                 )
             ]
-            hint = f"; close: {', '.join(near)}" if near else ""
-            raise NotFound(
-                f"no entity named {key!r} in project {project or self.store.project!r}{hint}"
-            )
-        return found
+            if near:
+                return f"; close: {', '.join(near)}"
+        return ""
 
     def list(
         self,
@@ -222,7 +238,8 @@ class Entities:
         limit: int | None = 100,
     ) -> list[Entity]:
         """Entities of a project, by name; filtered by cell and namespace pattern."""
-        where, params = ["project = ?"], [project or self.store.project]
+        where: builtins.list[str] = ["project = ?"]
+        params: builtins.list[Any] = [project or self.store.project]
         if cell is not None:
             memory_type, referent = split_cell(cell)
             where.append("memory_type = ? AND referent = ?")
@@ -231,13 +248,16 @@ class Entities:
             where.append("status = ?")
             params.append(status)
         if pattern is not None:
-            condition, extra = pattern_sql(pattern)
+            condition, extra = pattern_sql(check_pattern(pattern))
             where.append(condition)
             params += extra
         sql = f"SELECT * FROM entities WHERE {' AND '.join(where)} ORDER BY name"
-        found = (_entity(row) for row in self.db.query(sql, params))
-        result = [e for e in found if pattern is None or matches(pattern, e.name)]
-        return result if limit is None else result[:limit]
+        if pattern is None and limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = (_entity(row) for row in self.db.query(sql, params))
+        found = (e for e in rows if pattern is None or matches(pattern, e.name))
+        return list(itertools.islice(found, limit))
 
     def link(
         self, memory_id: int, names: Iterable[str], *, role: str = "actor"
@@ -294,19 +314,36 @@ class Entities:
         emotional_tag: str | None = None,
         status: str | None = None,
         cell: str | None = None,
+        half_life_days: float | None = None,
+        project: str | None = None,
     ) -> Entity:
-        """Change what a person may change; the emotional multiplier follows tag and cell."""
-        entity = self.get(key)
-        policy = grid(self.store)
-        new_cell = cell or entity.cell
-        memory_type, referent = split_cell(new_cell)
-        tag = emotional_tag if emotional_tag is not None else entity.emotional_tag
+        """Change what a person may change; ``None`` keeps a field as it is.
+
+        The emotional multiplier follows the tag and the cell. Moving to
+        another cell takes that cell's half-life, unless ``half_life_days`` is
+        given or the name's namespace rule sets one.
+        """
         if status is not None and status not in STATUSES:
             raise MemsdkError(f"unknown entity status {status!r}; use one of {', '.join(STATUSES)}")
-        with self.store.atomic():
+        if half_life_days is not None and not half_life_days > 0:
+            raise MemsdkError(f"half-life must be above 0 days, not {half_life_days!r}")
+        policy = grid(self.store)
+        with self.store.atomic():  # read and write in one transaction: no lost update
+            entity = self.get(key, project=project)
+            new_cell = cell or entity.cell
+            memory_type, referent = split_cell(new_cell)
+            tag = emotional_tag if emotional_tag is not None else entity.emotional_tag
+            if half_life_days is None and cell is not None and cell != entity.cell:
+                rule = policy.rule_for(entity.name)
+                half_life_days = (
+                    rule.half_life_days
+                    if rule is not None and rule.half_life_days is not None
+                    else policy.cells[new_cell].half_life_days
+                )
             self.db.execute(
                 """UPDATE entities SET pinned = ?, emotional_tag = ?, emotional_multiplier = ?,
-                       status = ?, memory_type = ?, referent = ?, cell_signal = ?, updated_at = ?
+                       status = ?, memory_type = ?, referent = ?, cell_signal = ?,
+                       half_life_days = ?, updated_at = ?
                    WHERE id = ?""",
                 [
                     int(entity.pinned if pinned is None else pinned),
@@ -316,6 +353,7 @@ class Entities:
                     memory_type,
                     referent,
                     "given" if cell else entity.cell_signal,
+                    entity.half_life_days if half_life_days is None else half_life_days,
                     self.store.now(),
                     entity.id,
                 ],
@@ -329,9 +367,9 @@ class Entities:
         return int(row[0])
 
     def _bump(self, key: int | str, assignment: str) -> Entity:
-        entity = self.get(key)
         now = self.store.now()
         with self.store.atomic():
+            entity = self.get(key)
             self.db.execute(
                 f"UPDATE entities SET {assignment}, updated_at = :now WHERE id = :id",
                 {"now": now, "id": entity.id},

@@ -68,3 +68,7 @@ class PackConflict(MemsdkError, ValueError):
 
 class MigrationRequired(PackConflict):
     """A pack upgrade adds, removes or renames categories and needs a mapping."""
+
+
+class GridError(MemsdkError, ValueError):
+    """A name, cell, emotional tag or relation type the store's grid does not have."""

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .errors import MemsdkError, PackError
+from .errors import GridError, MemsdkError, PackError
 
 if TYPE_CHECKING:
     from .packs import Pack
@@ -50,7 +50,7 @@ class NoGrid(MemsdkError):
     """No installed pack carries a ``[grid]`` section."""
 
 
-class InvalidEntityName(MemsdkError, ValueError):
+class InvalidEntityName(GridError):
     """An entity name that is not ``namespace:slug``."""
 
 
@@ -108,7 +108,7 @@ class Grid:
         if emotional_tag is None:
             return self.cells[cell].emotional_multiplier
         if emotional_tag not in self.emotions:
-            raise MemsdkError(
+            raise GridError(
                 f"unknown emotional tag {emotional_tag!r}; the grid has: "
                 + ", ".join(sorted(self.emotions))
             )
@@ -117,14 +117,14 @@ class Grid:
     def relation(self, name: str) -> RelationType:
         if name not in self.relations:
             known = ", ".join(sorted(self.relations)) or "(none: no installed pack has [graph])"
-            raise MemsdkError(f"unknown relation type {name!r}; the graph has: {known}")
+            raise GridError(f"unknown relation type {name!r}; the graph has: {known}")
         return self.relations[name]
 
 
 def split_cell(cell: str) -> tuple[str, str]:
     """``"semantic.other"`` -> ``("semantic", "other")``; a clear error for anything else."""
     if cell not in CELLS:
-        raise MemsdkError(f"unknown cell {cell!r}; cells are {', '.join(CELLS)}")
+        raise GridError(f"unknown cell {cell!r}; cells are {', '.join(CELLS)}")
     memory_type, referent = cell.split(".")
     return memory_type, referent
 
@@ -137,6 +137,19 @@ def check_name(name: str) -> str:
             "of lowercase letters, digits, '.', '_' or '-' (for example world:person:anya)"
         )
     return name
+
+
+PATTERN = re.compile(r"^(\*|[a-z0-9][a-z0-9._-]*)(:(\*|[a-z0-9][a-z0-9._-]*))*$")
+
+
+def check_pattern(pattern: str) -> str:
+    """Validate a namespace pattern (``agent:*:relationship:*``)."""
+    if not PATTERN.match(pattern):
+        raise GridError(
+            f"namespace pattern {pattern!r} is not ':'-separated segments of lowercase letters, "
+            "digits, '.', '_' or '-', or '*' (for example agent:*:relationship:*)"
+        )
+    return pattern
 
 
 def matches(pattern: str, name: str) -> bool:
@@ -293,7 +306,10 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
                     found.append(f"grid.cells.{cell} (kept from pack {have.pack})")
         for tag, value in section["emotions"].items():
             if tag in current.emotions and current.emotions[tag] != float(value):
-                found.append(f"grid.emotions.{tag}")
+                owner = next(
+                    n for n, d in others if tag in (d.get("grid") or {}).get("emotions", {})
+                )
+                found.append(f"grid.emotions.{tag} (kept from pack {owner})")
         by_pattern = {rule.pattern: rule for rule in current.namespaces}
         for rule in section.get("namespaces", []):
             have_rule = by_pattern.get(rule["pattern"])
@@ -316,6 +332,16 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
 def validate_grid(document: Mapping[str, Any], source: str) -> None:
     """Checks the JSON Schema cannot make: regexes compile, category cells name own categories."""
     section = document.get("grid") or {}
+    seen: dict[str, int] = {}
+    for index, rule in enumerate(section.get("namespaces", [])):
+        if rule["pattern"] in seen:
+            raise PackError(
+                source,
+                f"pattern {rule['pattern']!r} is already the pattern of "
+                f"grid.namespaces[{seen[rule['pattern']]}]",
+                f"grid.namespaces[{index}].pattern",
+            )
+        seen[rule["pattern"]] = index
     for name in section.get("category_cells", {}):
         if name not in document.get("categories", {}):
             raise PackError(

@@ -273,10 +273,14 @@ class Memories:
         status: str | None = "active",
         limit: int | None = 100,
         offset: int = 0,
+        cell: str | None = None,
+        act: str | None = None,
     ) -> list[Memory]:
         """Memories of a project, oldest first, filtered by category, kind, status.
 
-        ``status=None`` lists every status.
+        ``status=None`` lists every status. ``cell`` (``"episodic.self"``) and
+        ``act`` (``"directive"``) keep the memories classify placed there (see
+        ``cells.py``).
         """
         if status is not None and status not in MEMORY_STATUSES:
             raise InvalidMemory(
@@ -288,6 +292,8 @@ class Memories:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if cell is not None or act is not None:
+            clauses.append(_cell_clause(cell, act, params))
         sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY id"
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
@@ -509,3 +515,19 @@ def _check_importance(importance: int) -> None:
         or not 1 <= importance <= 100
     ):
         raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")
+
+
+def _cell_clause(cell: str | None, act: str | None, params: list[Any]) -> str:
+    """A condition on ``memories.id`` for memories placed in a cell and/or typed with an act."""
+    from .grid import ACTS, split_cell
+
+    conditions = []
+    if cell is not None:
+        conditions.append("memory_type = ? AND referent = ?")
+        params.extend(split_cell(cell))
+    if act is not None:
+        if act not in ACTS:
+            raise InvalidMemory(f"unknown act {act!r}; acts are {', '.join(ACTS)}")
+        conditions.append("act = ?")
+        params.append(act)
+    return f"id IN (SELECT memory_id FROM memory_cells WHERE {' AND '.join(conditions)})"

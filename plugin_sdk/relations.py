@@ -52,14 +52,25 @@ class Relations:
         self.db = store.db
 
     def relate(
-        self, source: int | str, target: int | str, type: str, *, weight: float = 1.0
+        self,
+        source: int | str,
+        target: int | str,
+        type: str,
+        *,
+        weight: float | None = None,
+        project: str | None = None,
     ) -> Relation:
-        """Add an edge, or count new evidence for an existing one (its clock restarts)."""
+        """Add an edge, or count new evidence for an existing one (its clock restarts).
+
+        ``weight`` defaults to 1.0 for a new edge and leaves an existing edge's
+        weight as it is. Both entities must be of one project (``project``,
+        when given, is checked too).
+        """
         grid(self.store).relation(type)  # a clear error for a type no pack declares
-        if not weight > 0:
+        if weight is not None and not weight > 0:
             raise MemsdkError(f"relation weight must be above 0, not {weight!r}")
-        head = self.store.entities.get(source)
-        tail = self.store.entities.get(target)
+        head = self.store.entities.get(source, project=project)
+        tail = self.store.entities.get(target, project=project or head.project)
         if head.id == tail.id:
             raise MemsdkError(f"an entity cannot relate to itself ({head.name})")
         now = self.store.now()
@@ -67,12 +78,21 @@ class Relations:
             self.db.execute(
                 """INSERT INTO relations (project, source_id, target_id, type, weight,
                        created_at, updated_at, last_seen_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                   VALUES (:project, :source, :target, :type, :weight, :now, :now, :now)
                    ON CONFLICT (project, source_id, target_id, type) DO UPDATE SET
-                       evidence_count = evidence_count + 1, weight = excluded.weight,
+                       evidence_count = evidence_count + 1,
+                       weight = CASE WHEN :given THEN excluded.weight ELSE weight END,
                        weight_temporal = 1.0, updated_at = excluded.updated_at,
                        last_seen_at = excluded.last_seen_at""",
-                [head.project, head.id, tail.id, type, weight, now, now, now],
+                {
+                    "project": head.project,
+                    "source": head.id,
+                    "target": tail.id,
+                    "type": type,
+                    "weight": 1.0 if weight is None else weight,
+                    "given": weight is not None,
+                    "now": now,
+                },
             )
         return self.between(head.id, tail.id, type)
 

@@ -11,9 +11,11 @@
     retrieval_boost     = 1 + 0.1 × log2(retrieval_count + 1)
 
 A pinned entity has infinite strength and is exempt from decay. Δt is in days,
-from the moment the entity was last reinforced (seen, retrieved, or given an
-outcome) to the store's clock; a negative Δt (a clock behind the data) counts
-as 0, so nothing is ever stronger than when it was last touched.
+from the moment the entity was last seen (``last_seen_at``: created, or seen
+again) to the store's clock; a retrieval raises the retrieval boost and an
+outcome the reward factor, neither restarts the clock. A negative Δt (a clock
+behind the data) counts as 0, so nothing is ever stronger than when it was
+last seen.
 
 Relations decay with ``weight_temporal = exp(−Δt / σ)``, σ in days per
 relation type (the pack's ``[graph]`` table).

@@ -355,7 +355,7 @@ def test_first_installed_pack_owns_a_grid_value(tmp_path):
         report = install_both(s, "zeta", "alpha")
         check_first_owns(s, "zeta", "alpha")
         assert "grid.cells.episodic.self (kept from pack zeta)" in report.grid_kept
-        assert "grid.emotions.critical" in report.grid_kept
+        assert "grid.emotions.critical (kept from pack zeta)" in report.grid_kept
         assert "grid.namespaces 'crew:*' (kept from pack zeta)" in report.grid_kept
         assert "graph.relations.guards (kept from pack zeta)" in report.grid_kept
         assert not any("wistful" in k or "moored_at" in k or "dock" in k for k in report.grid_kept)

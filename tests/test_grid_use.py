@@ -212,3 +212,107 @@ def test_consolidation_batches_walk_id_ranges_not_project_indexes(store, phase):
         plan = " ".join(row[-1] for row in store.db.execute("EXPLAIN QUERY PLAN " + sql, params))
         assert "INTEGER PRIMARY KEY" in plan, plan
         assert "USE TEMP B-TREE FOR ORDER BY" not in plan, plan
+
+
+def test_edges_never_cross_projects(store):
+    here = store.entities.add("world:boat:ferry")
+    there = store.entities.add("world:boat:tug", project="other")
+    from plugin_sdk.errors import NotFound
+
+    with pytest.raises(NotFound, match=f"no entity with id {there.id} in project 'p'"):
+        store.relations.relate(here.id, there.id, "moored_at", project="p")
+    with pytest.raises(NotFound):  # the target is looked up in the source's project
+        store.relations.relate(here.id, there.id, "moored_at")
+    assert store.db.execute("SELECT count(*) FROM relations").fetchone()[0] == 0
+
+
+def test_relating_again_keeps_the_weight_unless_given(store, clock):
+    store.entities.add("world:boat:ferry")
+    store.entities.add("world:place:quay-1")
+    first = store.relations.relate(
+        "world:boat:ferry", "world:place:quay-1", "moored_at", weight=0.5
+    )
+    clock.moment = T + timedelta(days=10)
+    again = store.relations.relate("world:boat:ferry", "world:place:quay-1", "moored_at")
+    assert (first.weight, again.weight, again.evidence_count) == (0.5, 0.5, 2)
+    assert again.last_seen_at > first.last_seen_at
+    changed = store.relations.relate(
+        "world:boat:ferry", "world:place:quay-1", "moored_at", weight=2.0
+    )
+    assert changed.weight == 2.0
+
+
+def test_moving_an_entity_to_another_cell_takes_that_cells_half_life(tmp_path, clock):
+    pack = pack_document(
+        "tide",
+        "1.0.0",
+        {"TIDE_LOG": "content"},
+        grid=grid_section(
+            half_life_days=30,
+            namespaces=[{"pattern": "world:buoy:*", "half_life_days": 5}],
+        ),
+    )
+    pack["grid"]["cells"]["episodic"]["agent"]["half_life_days"] = 14
+    with Store(tmp_path / "t.db", project="p", plugins=fresh_plugin_manager(), clock=clock) as s:
+        s.packs.install(validate_pack(pack, source="test"))
+        s.entities.add("concept:trust", cell="semantic.abstract")
+        moved = s.entities.update("concept:trust", cell="episodic.agent")
+        assert (moved.cell, moved.half_life_days) == ("episodic.agent", 14)
+        kept = s.entities.update("concept:trust", cell="semantic.self", half_life_days=99)
+        assert kept.half_life_days == 99
+        s.entities.add("world:buoy:b7", cell="semantic.object")
+        ruled = s.entities.update("world:buoy:b7", cell="episodic.agent")
+        assert ruled.half_life_days == 5  # the namespace rule's half-life wins over the cell's
+
+
+def test_list_stops_at_the_limit_and_checks_patterns(store):
+    for n in range(30):
+        store.entities.add(f"world:boat:b{n:02d}")
+    assert [e.name for e in store.entities.list(limit=3)] == [
+        "world:boat:b00",
+        "world:boat:b01",
+        "world:boat:b02",
+    ]
+    assert len(store.entities.list(pattern="world:*", limit=7)) == 7
+    from plugin_sdk.errors import GridError
+
+    with pytest.raises(GridError, match="namespace pattern 'bad pattern'"):
+        store.entities.list(pattern="bad pattern")
+
+
+def test_a_namespace_pattern_twice_in_a_pack_is_refused():
+    from plugin_sdk.errors import PackError
+
+    rules = [{"pattern": "world:*", "half_life_days": 9}, {"pattern": "world:*", "pinned": True}]
+    with pytest.raises(PackError) as caught:
+        validate_pack(harbour(namespaces=rules), source="dup.toml")
+    assert caught.value.path == "grid.namespaces[1].pattern"
+    assert "grid.namespaces[0]" in str(caught.value)
+
+
+def test_memories_by_cell_and_act(store):
+    rules, log = store.category_names()
+    said = store.memories.write("Please always moor at quay 1 after dark.", rules).id
+    store.memories.write("The harbour master is called Ines.", log)
+    store.entities.link(said, ["world:person:ines"])
+    from plugin_sdk.classify import classify
+
+    classify(store)
+    # harbour's grid has no act cues: an interaction is assertive; the other memory
+    # (no actor) has no act at all
+    assert [m.id for m in store.memories.list(act="assertive")] == [said]
+    assert store.memories.list(act="directive") == []
+    cells = {
+        row["memory_id"]: f"{row['memory_type']}.{row['referent']}"
+        for row in store.db.query("SELECT * FROM memory_cells")
+    }
+    for cell in set(cells.values()):
+        assert {m.id for m in store.memories.list(cell=cell)} == {
+            i for i, c in cells.items() if c == cell
+        }
+    from plugin_sdk.errors import GridError, MemsdkError
+
+    with pytest.raises(GridError):
+        store.memories.list(cell="episodic.robot")
+    with pytest.raises(MemsdkError, match="unknown act 'shouting'"):
+        store.memories.list(act="shouting")

@@ -37,6 +37,9 @@ def run(
 ) -> None:
     """Run TASKS in the order given (default: every task) with a progress display.
 
+    `memsdk dream status` lists the tasks (built in: classify, consolidate,
+    curate, map, retain, retrospective, sync-headers; plugins add more).
+
     Progress is saved with every batch: an interrupted run resumes where it
     stopped, without redoing or losing work.
     """

@@ -43,7 +43,13 @@ def add(
         return
     click.echo(
         f"Added entity {added.id} {added.name}: {added.cell} ({added.cell_signal}), "
-        f"half-life {added.half_life_days:g} days" + (", pinned" if added.pinned else "")
+        f"half-life {added.half_life_days:g} days"
+        + (", pinned" if added.pinned else "")
+        + (
+            f", {added.emotional_tag} ×{added.emotional_multiplier:g}"
+            if added.emotional_tag
+            else ""
+        )
     )
 
 
@@ -54,17 +60,19 @@ def add(
 def show(name: str, db: str | None, project: str | None, as_json: bool) -> None:
     """Show an entity (by name or id): its cell, strength now, relations and memories."""
     with open_store(db, project) as store:
-        found = store.entities.get(name)
+        found = store.entities.get(name, project=store.project)
         now = store.now()
         strength = found.strength_now(now)
-        relations = store.relations.of(found.id)
+        relations = [
+            (r, r.weight * store.relations.weight_now(r)) for r in store.relations.of(found.id)
+        ]
         memories = store.entities.memories_of(found.id)
     if as_json:
         echo_json(
             {
                 **found.to_dict(),
                 "strength_now": "pinned" if found.pinned else strength,
-                "relations": [r.to_dict() for r in relations],
+                "relations": [{**r.to_dict(), "weight_now": w} for r, w in relations],
                 "memories": memories,
             }
         )
@@ -78,10 +86,10 @@ def show(name: str, db: str | None, project: str | None, as_json: bool) -> None:
         f" -{found.negative_outcomes}, retrievals {found.retrieval_count}"
     )
     click.echo(f"  last seen {found.last_seen_at}")
-    for r in relations:
+    for r, weight in relations:
         click.echo(
-            f"  {r.source} -{r.type}-> {r.target}  weight {r.effective_weight:.3f}"
-            f" (evidence {r.evidence_count})"
+            f"  {r.source} -{r.type}-> {r.target}  weight now {weight:.3f}"
+            f" (evidence {r.evidence_count}, last seen {r.last_seen_at[:10]})"
         )
     if memories:
         click.echo(f"  memories: {', '.join(map(str, memories))}")
@@ -111,6 +119,8 @@ def list_entities(
     if as_json:
         echo_json([{**e.to_dict(), "strength_now": _json(e, s)} for e, s in rows])
         return
+    if rows:
+        click.echo(f"{'id':>6}  {'name':<40} {'cell':<20} strength now")
     for e, s in rows:
         click.echo(f"{e.id:>6}  {e.name:<40} {e.cell:<20} {_strength(e, s)}")
     if not rows:
@@ -121,21 +131,27 @@ def list_entities(
 @click.argument("source")
 @click.argument("type")
 @click.argument("target")
-@click.option("--weight", type=click.FloatRange(min=0, min_open=True), default=1.0)
+@click.option(
+    "--weight",
+    type=click.FloatRange(min=0, min_open=True),
+    help="The edge's weight (default: 1.0 for a new edge, unchanged for an existing one).",
+)
 @store_options
 @JSON_OPTION
 def relate(
     source: str,
     type: str,
     target: str,
-    weight: float,
+    weight: float | None,
     db: str | None,
     project: str | None,
     as_json: bool,
 ) -> None:
     """Relate SOURCE to TARGET with a relation TYPE of the graph (see memsdk grid show)."""
     with open_store(db, project) as store:
-        relation = store.relations.relate(source, target, type, weight=weight)
+        relation = store.relations.relate(
+            source, target, type, weight=weight, project=store.project
+        )
     if as_json:
         echo_json(relation.to_dict())
         return

@@ -57,7 +57,7 @@ def show(db: str | None, project: str | None, as_json: bool) -> None:
             }
         )
         return
-    for line in render(policy, counts):
+    for line in render(policy, counts, store.project):
         click.echo(line.rstrip())
 
 
@@ -83,11 +83,11 @@ def cell_counts(store: Store) -> dict[str, dict[str, int]]:
     return counts
 
 
-def render(policy: Grid, counts: dict[str, dict[str, Any]]) -> list[str]:
+def render(policy: Grid, counts: dict[str, dict[str, Any]], project: str) -> list[str]:
     packs = sorted({d.pack for d in policy.cells.values()})
     lines = [
         f"Grid (from pack {', '.join(packs)}); each cell: half-life × emotional multiplier,",
-        "then entities / memories in this project. Default cell: " + policy.default_cell,
+        f"then entities / memories in project {project!r}. Default cell: " + policy.default_cell,
         "",
         " " * 12 + "".join(r.ljust(WIDTH) for r in REFERENTS),
     ]

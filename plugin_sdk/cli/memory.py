@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..errors import MemsdkError
+from ..grid import ACTS, CELLS
 from ..models import MEMORY_STATUSES, Memory
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
@@ -119,6 +120,8 @@ def search(
 )
 @click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("--cell", type=click.Choice(CELLS), help="Only memories classify placed here.")
+@click.option("--act", type=click.Choice(ACTS), help="Only interaction memories with this act.")
 @store_options
 @JSON_OPTION
 def list_(
@@ -127,6 +130,8 @@ def list_(
     status: str,
     limit: int,
     offset: int,
+    cell: str | None,
+    act: str | None,
     db: str | None,
     project: str | None,
     as_json: bool,
@@ -139,6 +144,8 @@ def list_(
             limit=limit,
             offset=offset,
             status=None if status == "any" else status,
+            cell=cell,
+            act=act,
         )
     if as_json:
         echo_json([m.to_dict() for m in found])
