@@ -543,3 +543,15 @@ def test_a_store_without_a_grid_refuses_to_retain(tmp_path):
     with pytest.raises(MemsdkError, match="grid"):
         observe(store, jsonl(obs("p-1", ["bird:x:y"], "x", category="NOTES")))
     store.close()
+
+
+def test_the_observation_schema_is_valid_and_the_docs_example_passes_it():
+    import jsonschema
+
+    from plugin_sdk.observations import check_document, observation_schema
+
+    jsonschema.Draft202012Validator.check_schema(observation_schema())
+    text = (Path(__file__).resolve().parent.parent / "docs" / "retain.md").read_text("utf-8")
+    (example,) = [b.split("\n```", 1)[0] for b in text.split("```json\n")[1:]]
+    observation = check_document(json.loads(example))
+    assert observation.target == "world:person:anya" and observation.facts[0].predicate == "role"
