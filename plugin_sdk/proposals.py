@@ -182,12 +182,13 @@ def get(store: Store, proposal_id: int) -> Proposal:
 
 def record_event(
     store: Store, proposal_id: int, event: str, actor: str, detail: dict[str, Any]
-) -> None:
-    """Add one row to a proposal's history (call inside the change's transaction)."""
-    store.db.execute(
+) -> int:
+    """Add one row to a proposal's history (call inside the change's transaction); its id."""
+    cursor = store.db.execute(
         "INSERT INTO proposal_events (proposal_id, event, actor, detail, at) VALUES (?, ?, ?, ?, ?)",
         [proposal_id, event, actor, canonical(detail), store.now()],
     )
+    return cast(int, cursor.lastrowid)
 
 
 def events(store: Store, proposal_id: int) -> list[Event]:
