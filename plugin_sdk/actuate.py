@@ -163,21 +163,21 @@ def resolve(diff_type: str, diff: dict[str, Any], target: Target) -> dict[str, A
         if not isinstance(note, str) or not note.strip():
             raise InvalidProposal("claude_md draft: 'note' must be a non-empty text")
         path = target.instructions_file or _instructions_file(repo, commit)
-        base, before = _current(repo, commit, path)
+        path, base, before = _current(repo, commit, path)
         after = add_note(before or "", note, diff.get("section") or NOTES_SECTION)
     elif diff_type == "skill":
         name = diff.get("skill")
         if not isinstance(name, str) or not _SKILL_NAME.fullmatch(name):
             raise InvalidProposal("skill draft: 'skill' must be a name like deploy-checklist")
         path = f"{target.skills_dir.rstrip('/')}/{name}/SKILL.md"
-        base, before = _current(repo, commit, path)
+        path, base, before = _current(repo, commit, path)
         after = skill_text(name, str(diff.get("description", "")), str(diff.get("body", "")))
     elif diff_type == "allowlist":
         allow = diff.get("allow")
         if not isinstance(allow, list) or not allow or not all(isinstance(a, str) for a in allow):
             raise InvalidProposal("allowlist draft: 'allow' must be a list of permission rules")
         path = target.settings_file
-        base, before = _current(repo, commit, path)
+        path, base, before = _current(repo, commit, path)
         after = add_allowed(before, allow, path)
     else:
         raise InvalidProposal(f"no draft shape for diff_type {diff_type!r}")
@@ -241,17 +241,19 @@ def _settings(text: str | None, path: str) -> dict[str, Any]:
 
 def _instructions_file(repo: Repo, commit: str) -> str:
     for name in INSTRUCTIONS_FILES:
-        if repo.read(commit, name) is not None:
+        if repo.entry(commit, name) is not None:
             return name
     return INSTRUCTIONS_FILES[0]
 
 
-def _current(repo: Repo, commit: str, path: str) -> tuple[str | None, str | None]:
-    found = repo.read(commit, check_path(path))
+def _current(repo: Repo, commit: str, path: str) -> tuple[str, str | None, str | None]:
+    """The file a draft changes (symbolic links followed), its blob id and its text."""
+    path = repo.follow(commit, path)
+    found = repo.read(commit, path)
     if found is None:
-        return None, None
+        return path, None, None
     try:
-        return found.blob, found.data.decode("utf-8")
+        return path, found.blob, found.data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InvalidProposal(f"{path} is not UTF-8 text") from error
 

@@ -13,6 +13,7 @@ before ``update-ref`` leaves no ref (only unreachable objects, which
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
 import subprocess
 import tempfile
@@ -35,6 +36,9 @@ _REDIRECTS = (
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
 )
 FALLBACK_IDENT = ("memsdk", "memsdk@localhost")
+REGULAR = ("100644", "100755")  # the only modes memsdk reads and writes
+LINK = "120000"
+MAX_LINKS = 8
 
 
 class GitError(MemsdkError):
@@ -68,6 +72,11 @@ def check_path(path: str) -> str:
     if parts[0] == ".git":
         raise GitError(f"path {path!r} is inside .git")
     return str(PurePosixPath(path))
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 class Repo:
@@ -118,19 +127,62 @@ class Repo:
             return None
 
     def read(self, commit: str, path: str) -> FileAt | None:
-        """The file at ``path`` in ``commit``'s tree, or None if there is none."""
+        """The regular file at ``path`` in ``commit``'s tree, or None if there is none.
+
+        Anything else at ``path`` (a symbolic link, a directory, a submodule),
+        or a symbolic link on the way to it, is a :class:`GitError` naming it.
+        """
+        found = self.entry(commit, path)
+        if found is None:
+            for parent in _parents(path):
+                above = self.entry(commit, parent)
+                if above is not None and above[0] == LINK:
+                    raise GitError(
+                        f"{parent} is a symbolic link (to {self._link(above[2])}) in "
+                        f"{commit[:12]}; {path} is not a file of the repository's own"
+                    )
+            return None
+        mode, kind, blob = found
+        if mode == LINK:
+            target = self._link(blob)
+            raise GitError(
+                f"{path} is a symbolic link (to {target}) in {commit[:12]}, not a regular file; "
+                f"memsdk changes regular files only: propose the change to {target}"
+            )
+        if kind != "blob" or mode not in REGULAR:
+            raise GitError(f"{path} is a {kind} (mode {mode}) in {commit[:12]}, not a file")
+        return FileAt(mode, blob, self.run_bytes("cat-file", "blob", blob))
+
+    def entry(self, commit: str, path: str) -> tuple[str, str, str] | None:
+        """``(mode, kind, id)`` of ``path`` in ``commit``'s tree, or None."""
         listing = self.run("ls-tree", "-z", "--full-tree", commit, "--", path)
-        for entry in listing.split("\0"):
-            if not entry:
-                continue
-            info, _, name = entry.partition("\t")
-            mode, kind, blob = info.split()
-            if name != path:
-                continue
-            if kind != "blob":
-                raise GitError(f"{path} is a {kind} in {commit[:12]}, not a file")
-            return FileAt(mode, blob, self.run_bytes("cat-file", "blob", blob))
+        for line in listing.split("\0"):
+            info, _, name = line.partition("\t")
+            if name == path:
+                mode, kind, blob = info.split()
+                return mode, kind, blob
         return None
+
+    def follow(self, commit: str, path: str) -> str:
+        """Where ``path`` leads in ``commit``'s tree: the file its symbolic links point at.
+
+        ``path`` itself when it is no link (or absent). A link that leaves the
+        repository, or a loop, is a :class:`GitError`.
+        """
+        current = check_path(path)
+        for _ in range(MAX_LINKS):
+            found = self.entry(commit, current)
+            if found is None or found[0] != LINK:
+                return current
+            target = self._link(found[2])
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(current), target))
+            if target.startswith("/") or joined == ".." or joined.startswith("../"):
+                raise GitError(f"{current} is a symbolic link to {target}, outside the repository")
+            current = check_path(joined)
+        raise GitError(f"{path}: more than {MAX_LINKS} symbolic links in a row")
+
+    def _link(self, blob: str) -> str:
+        return self.run("cat-file", "blob", blob)
 
     def branch_exists(self, branch: str) -> bool:
         try:

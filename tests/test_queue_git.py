@@ -338,3 +338,50 @@ def test_an_exact_file_proposal_from_the_api_applies_too(store, repo):
     assert (
         git(repo, "show", f"memsdk/proposal-{proposal_id}:README") == "orchard tools and ladders\n"
     )
+
+
+def test_a_symlinked_instructions_file_is_changed_where_it_points(store, tmp_path):
+    path = tmp_path / "linked"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "AGENTS.md").write_text("# Agents\n")
+    (path / "CLAUDE.md").symlink_to("AGENTS.md")
+    (path / "docs").symlink_to(".")
+    git(path, "add", ".")
+    git(path, "commit", "-q", "-m", "first")
+    assert git(path, "ls-files", "-s", "CLAUDE.md").startswith("120000 ")
+    link = git(path, "ls-tree", "HEAD", "CLAUDE.md")
+
+    proposal = get(store, note(store, path))
+    assert (proposal.diff["path"], proposal.diff["before"]) == ("AGENTS.md", "# Agents\n")
+    q.approve(store, proposal.id, target=Target(repo=path))
+    branch = f"memsdk/proposal-{proposal.id}"
+    assert "M\tAGENTS.md" in changed_paths(path, branch)
+    assert git(path, "ls-tree", branch, "CLAUDE.md") == link  # still the same link
+    assert git(path, "show", f"{branch}:AGENTS.md").endswith("- Never prune in frost.\n")
+
+    # an exact change to the link itself is refused, naming where it points; no ref is left
+    refs = git(path, "for-each-ref")
+    blob = git(path, "rev-parse", "HEAD:CLAUDE.md").strip()
+    exact = propose(
+        store,
+        diff_type="claude_md",
+        rationale="by hand",
+        evidence=[],
+        diff={"path": "CLAUDE.md", "base": blob, "before": "AGENTS.md", "after": "# Rules\n"},
+        source="api",
+    )
+    with pytest.raises(ApplyFailed, match=r"CLAUDE\.md is a symbolic link \(to AGENTS\.md\)"):
+        q.approve(store, exact, target=Target(repo=path))
+    assert git(path, "for-each-ref") == refs
+
+    # a link out of the repository, or a file behind a linked directory, is refused
+    (path / "OUT.md").symlink_to("../elsewhere.md")
+    git(path, "add", "OUT.md")
+    git(path, "commit", "-q", "-m", "out")
+    with pytest.raises(
+        GitError, match=r"OUT\.md is a symbolic link to \.\./elsewhere\.md, outside"
+    ):
+        note(store, path, "Other.", instructions_file="OUT.md")
+    with pytest.raises(GitError, match=r"docs is a symbolic link \(to \.\)"):
+        note(store, path, "Other.", instructions_file="docs/CLAUDE.md")
