@@ -39,6 +39,7 @@ SKILLS_DIR = ".claude/skills"
 NOTES_SECTION = "Notes from memory"
 DESCRIPTIONS_DIR = ".memsdk/pull-requests"
 FILE_KEYS = {"path", "base", "before", "after"}
+WHERE_KEYS = {"repo", "root"}  # the repository a draft was made exact against
 _MEMORY_FIELDS: dict[str, dict[str, type]] = {
     "write": {"category": str, "content": str},
     "update": {"id": int, "content": str},
@@ -51,6 +52,10 @@ _SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 class ApplyFailed(MemsdkError):
     """An approved change could not be applied; nothing of it was kept."""
+
+
+class WrongRepository(ApplyFailed):
+    """A file proposal asked to be applied to another repository than its own."""
 
 
 @attrs.frozen
@@ -66,6 +71,8 @@ class Target:
     :param branch: the new branch's name (default ``memsdk/proposal-ID``).
     :param merge: when the file changed since the proposal, try a three-way
         merge instead of failing (a conflict still fails).
+    :param other_repo: apply a proposal made against one repository to
+        ``repo``, another one (refused otherwise).
     """
 
     repo: str | Path | None = None
@@ -75,9 +82,37 @@ class Target:
     base: str = "HEAD"
     branch: str | None = None
     merge: bool = False
+    other_repo: bool = False
 
     def open(self) -> Repo:
         return Repo(self.repo if self.repo is not None else Path.cwd())
+
+    def open_for(self, proposal_id: int, diff: dict[str, Any]) -> Repo:
+        """The repository to apply a file diff to: by default the one it was made against.
+
+        A diff without ``repo`` (filed exact through the API) goes to ``repo``
+        or the current directory. Another repository than the diff's, or one
+        whose history lacks the diff's ``root`` commit, is refused unless
+        ``other_repo``.
+        """
+        if "repo" not in diff:
+            return self.open()
+        repo = Repo(diff["repo"] if self.repo is None else self.repo)
+        if self.other_repo:
+            return repo
+        made = f"proposal {proposal_id} was made against {diff['repo']}"
+        if str(repo.root) != diff["repo"]:
+            raise WrongRepository(
+                f"{made}; {repo.root} is another repository: approve it without a repository "
+                "to apply it there, or allow another repository (--other-repo) to apply it here"
+            )
+        if not repo.has_commit(diff["root"]):
+            raise WrongRepository(
+                f"{made}, whose history starts at {diff['root'][:12]}; the repository there now "
+                "has no such commit (re-created?): allow another repository (--other-repo) "
+                "to apply it anyway"
+            )
+        return repo
 
     def branch_for(self, proposal_id: int) -> str:
         return self.branch or f"memsdk/proposal-{proposal_id}"
@@ -108,11 +143,20 @@ def check_memory_diff(diff: dict[str, Any]) -> None:
 
 def check_file_diff(diff_type: str, diff: dict[str, Any]) -> None:
     """The exact file-change shape ``{"path", "base", "before", "after"}``."""
-    if set(diff) != FILE_KEYS:
+    keys = set(diff)
+    if not FILE_KEYS <= keys <= FILE_KEYS | WHERE_KEYS or keys & WHERE_KEYS not in (
+        set(),
+        WHERE_KEYS,
+    ):
         raise InvalidProposal(
-            f"{diff_type} diff must have exactly the keys {', '.join(sorted(FILE_KEYS))}; "
-            f"got {', '.join(sorted(diff)) or 'none'}"
+            f"{diff_type} diff must have exactly the keys {', '.join(sorted(FILE_KEYS))} "
+            f"(and {' and '.join(sorted(WHERE_KEYS))}, or neither); "
+            f"got {', '.join(sorted(keys)) or 'none'}"
         )
+    if "repo" in diff and not (isinstance(diff["repo"], str) and Path(diff["repo"]).is_absolute()):
+        raise InvalidProposal(f"{diff_type}: 'repo' must be the repository's absolute path")
+    if "root" in diff and not (isinstance(diff["root"], str) and _BLOB.fullmatch(diff["root"])):
+        raise InvalidProposal(f"{diff_type}: 'root' must be a commit id")
     try:
         check_path(diff["path"])
     except GitError as error:
@@ -156,7 +200,7 @@ def resolve(diff_type: str, diff: dict[str, Any], target: Target) -> dict[str, A
     repo = target.open()
     commit = repo.commit(target.base)
     if commit is None:
-        raise ApplyFailed(f"{repo.path}: {target.base!r} names no commit to propose against")
+        raise ApplyFailed(f"{repo.root}: {target.base!r} names no commit to propose against")
     after: str | None
     if diff_type == "claude_md":
         note = diff.get("note")
@@ -183,7 +227,14 @@ def resolve(diff_type: str, diff: dict[str, Any], target: Target) -> dict[str, A
         raise InvalidProposal(f"no draft shape for diff_type {diff_type!r}")
     if after is None or after == before:
         return None
-    exact = {"path": check_path(path), "base": base, "before": before, "after": after}
+    exact = {
+        "path": check_path(path),
+        "base": base,
+        "before": before,
+        "after": after,
+        "repo": str(repo.root),
+        "root": repo.root_commit(commit),
+    }
     check_file_diff(diff_type, exact)
     return exact
 
@@ -298,13 +349,13 @@ def apply_file(proposal: Proposal, target: Target, *, actor: str, rendered: str)
     diff = proposal.diff
     path = diff["path"]
     try:
-        repo = target.open()
+        repo = target.open_for(proposal.id, diff)
         branch = repo.check_branch(target.branch_for(proposal.id))
         base = repo.commit(target.base)
         if base is None:
-            raise ApplyFailed(f"{target.base!r} names no commit in {repo.path}")
+            raise ApplyFailed(f"{target.base!r} names no commit in {repo.root}")
         if repo.branch_exists(branch):
-            raise ApplyFailed(f"branch {branch} already exists in {repo.path}")
+            raise ApplyFailed(f"branch {branch} already exists in {repo.root}")
         current = repo.read(base, path)
         data = diff["after"].encode("utf-8")
         if (current.blob if current else None) != diff["base"]:
@@ -326,7 +377,7 @@ def apply_file(proposal: Proposal, target: Target, *, actor: str, rendered: str)
     except GitError as error:
         raise ApplyFailed(str(error)) from error
     return {
-        "repo": str(repo.path),
+        "repo": str(repo.root),
         "branch": branch,
         "commit": commit,
         "base_commit": base,

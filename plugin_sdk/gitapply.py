@@ -95,6 +95,9 @@ class Repo:
             raise GitError(f"{self.path} is not a git repository") from error
         if "true" not in inside.split():
             raise GitError(f"{self.path} is not a git repository")
+        top = "--show-toplevel" if inside.split()[0] == "true" else "--absolute-git-dir"
+        # the repository's top directory (the git directory of a bare one)
+        self.root = Path(self.run("rev-parse", top).strip()).resolve()
 
     def run(
         self, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None
@@ -125,6 +128,17 @@ class Repo:
             ).strip()
         except GitError:
             return None
+
+    def root_commit(self, commit: str) -> str:
+        """The first of ``commit``'s root commits (those without a parent): the history's id."""
+        return sorted(self.run("rev-list", "--max-parents=0", commit, "--").split())[0]
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            self.run("cat-file", "-e", f"{commit}^{{commit}}")
+        except GitError:
+            return False
+        return True
 
     def read(self, commit: str, path: str) -> FileAt | None:
         """The regular file at ``path`` in ``commit``'s tree, or None if there is none.

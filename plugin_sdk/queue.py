@@ -106,7 +106,11 @@ def edit(
         new_diff = proposal.diff if diff is None else diff
         new_rationale = proposal.rationale if rationale is None else rationale
         if proposal.diff_type != "memory_entry" and diff is not None:
-            moved = [k for k in ("path", "base", "before") if diff.get(k) != proposal.diff.get(k)]
+            moved = [
+                k
+                for k in ("path", "base", "before", "repo", "root")
+                if diff.get(k) != proposal.diff.get(k)
+            ]
             if moved:
                 raise QueueError(
                     f"proposal {proposal_id}: an edit may change 'after' only, "

@@ -143,7 +143,7 @@ def test_a_note_round_trip_against_a_git_repository(run, repo):
     assert "--- a/CLAUDE.md\n+++ b/CLAUDE.md\n" in shown
     assert "+## Notes from memory\n+\n+- Never prune in frost.\n" in shown
 
-    out = run("queue", "approve", str(proposal_id), "--repo", str(repo)).output
+    out = run("queue", "approve", str(proposal_id)).output  # where it was made, by default
     assert f"branch memsdk/proposal-{proposal_id}" in out and "git push origin" in out
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
     assert git(repo, "show", f"memsdk/proposal-{proposal_id}:CLAUDE.md").endswith(

@@ -5,6 +5,7 @@ failures leave no ref; undo deletes the branch."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -385,3 +386,39 @@ def test_a_symlinked_instructions_file_is_changed_where_it_points(store, tmp_pat
         note(store, path, "Other.", instructions_file="OUT.md")
     with pytest.raises(GitError, match=r"docs is a symbolic link \(to \.\)"):
         note(store, path, "Other.", instructions_file="docs/CLAUDE.md")
+
+
+def test_a_proposal_is_applied_to_the_repository_it_was_made_against(
+    store, repo, tmp_path, monkeypatch
+):
+    proposal_id = note(store, repo)
+    diff = get(store, proposal_id).diff
+    assert diff["repo"] == str(repo.resolve())
+    assert diff["root"] == git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    before = snapshot(clone)
+    with pytest.raises(ApplyFailed, match=f"made against {repo.resolve()}; {clone} is another"):
+        q.approve(store, proposal_id, target=Target(repo=clone))
+    assert snapshot(clone) == before
+
+    # without a repository: the one it was made against, wherever the approval runs
+    monkeypatch.chdir(tmp_path)
+    assert q.approve(store, proposal_id).status == "applied"
+    assert git(repo, "branch", "--list", "memsdk/*").split() == [f"memsdk/proposal-{proposal_id}"]
+
+    # a subdirectory of it is the same repository; another one only when asked
+    inside = note(store, repo, "Water after planting.")
+    q.approve(store, inside, target=Target(repo=repo / ".claude"))
+    elsewhere = note(store, repo, "Mulch in autumn.")
+    q.approve(store, elsewhere, target=Target(repo=clone, other_repo=True))
+    assert git(clone, "branch", "--list", "memsdk/*").split() == [f"memsdk/proposal-{elsewhere}"]
+
+    # the same path re-created with another history is not the same repository
+    last = note(store, repo, "Label the grafts.")
+    shutil.rmtree(repo / ".git")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "anew")
+    with pytest.raises(ApplyFailed, match="the repository there now has no such commit"):
+        q.approve(store, last)

@@ -39,17 +39,21 @@ def actor_option(fn: F) -> F:
     )(fn)
 
 
-def repo_options(fn: F) -> F:
-    """``--repo`` and ``--base``: where file changes go."""
-    fn = click.option(
-        "--base", default="HEAD", show_default=True, help="The commit a new branch starts from."
-    )(fn)
-    return click.option(
-        "--repo",
-        type=click.Path(file_okay=False, exists=True),
-        envvar="PLUGIN_SDK_REPO",
-        help="The target git repository (default: the current directory).",
-    )(fn)
+def repo_options(default: str) -> Callable[[F], F]:
+    """``--repo`` and ``--base``: where file changes go (``default``: without --repo)."""
+
+    def add(fn: F) -> F:
+        fn = click.option(
+            "--base", default="HEAD", show_default=True, help="The commit a new branch starts from."
+        )(fn)
+        return click.option(
+            "--repo",
+            type=click.Path(file_okay=False, exists=True),
+            envvar="PLUGIN_SDK_REPO",
+            help=f"The target git repository (default: {default}).",
+        )(fn)
+
+    return add
 
 
 def file_options(fn: F) -> F:
@@ -134,7 +138,12 @@ def show(proposal_id: int, db: str | None, project: str | None, as_json: bool) -
 
 @queue.command()
 @click.argument("proposal_id", type=int)
-@repo_options
+@repo_options("the repository the proposal was made against")
+@click.option(
+    "--other-repo",
+    is_flag=True,
+    help="Apply a file change to --repo although the proposal was made against another one.",
+)
 @click.option("--branch", help="The new branch's name (default: memsdk/proposal-ID).")
 @click.option(
     "--merge",
@@ -148,6 +157,7 @@ def approve(
     proposal_id: int,
     repo: str | None,
     base: str,
+    other_repo: bool,
     branch: str | None,
     merge: bool,
     actor: str,
@@ -159,11 +169,12 @@ def approve(
 
     A memory entry is written through the store (deduplicated). A file change
     (claude_md, skill, allowlist) is committed, with a pull-request
-    description, on a new branch of the target repository; pushing it and
+    description, on a new branch of the repository it was made against
+    (another one only with --other-repo); pushing it and
     opening the pull request are up to you. A failed apply marks the proposal
     failed, keeps nothing, and exits 1.
     """
-    target = Target(repo=repo, base=base, branch=branch, merge=merge)
+    target = Target(repo=repo, base=base, branch=branch, merge=merge, other_repo=other_repo)
     with open_store(db, project) as store:
         proposal = q.approve(store, proposal_id, target=target, actor=actor)
         done = q.application(store, proposal_id)
@@ -263,7 +274,7 @@ def undo(proposal_id: int, actor: str, db: str | None, project: str | None, as_j
 
 
 @queue.command()
-@repo_options
+@repo_options("the current directory")
 @file_options
 @store_options
 @JSON_OPTION
@@ -300,7 +311,7 @@ def detect(
 @click.option("--section", help="The heading to add the note under (default: Notes from memory).")
 @click.option("--rationale", default="a note filed by hand", show_default=True, help="Why.")
 @click.option("evidence", "--evidence", type=int, multiple=True, help="A memory id; repeatable.")
-@repo_options
+@repo_options("the current directory")
 @file_options
 @store_options
 @JSON_OPTION
