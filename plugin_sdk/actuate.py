@@ -6,8 +6,9 @@
 - ``claude_md``, ``skill`` and ``allowlist`` are file changes in a target git
   repository: ``{"path", "base", "before", "after"}``, where ``base`` is the
   blob id of the file when the proposal was made (``None``: the file did not
-  exist). Approval commits ``after`` (and a pull-request description) on a new
-  branch with git's plumbing (``gitapply.py``); the user's branch, index and
+  exist). Approval commits ``after``, and nothing else, on a new branch with
+  git's plumbing (``gitapply.py``) and writes a pull-request description in the
+  git directory (``.git/memsdk/pull-requests/``); the user's branch, index and
   working tree are never touched. A file that changed since ``base`` fails the
   apply, unless a three-way merge is asked for and merges cleanly.
 
@@ -37,7 +38,7 @@ INSTRUCTIONS_FILES = ("CLAUDE.md", "AGENTS.md")
 SETTINGS_FILE = ".claude/settings.json"
 SKILLS_DIR = ".claude/skills"
 NOTES_SECTION = "Notes from memory"
-DESCRIPTIONS_DIR = ".memsdk/pull-requests"
+DESCRIPTIONS_DIR = "memsdk/pull-requests"  # in the repository's git directory
 FILE_KEYS = {"path", "base", "before", "after"}
 WHERE_KEYS = {"repo", "root"}  # the repository a draft was made exact against
 _MEMORY_FIELDS: dict[str, dict[str, type]] = {
@@ -360,30 +361,45 @@ def apply_file(proposal: Proposal, target: Target, *, actor: str, rendered: str)
         data = diff["after"].encode("utf-8")
         if (current.blob if current else None) != diff["base"]:
             data = _merged(repo, path, diff, current, target, base)
-        description_path = f"{DESCRIPTIONS_DIR}/{branch.replace('/', '-')}.md"
-        if repo.read(base, description_path) is not None:
-            raise ApplyFailed(f"{description_path} already exists at {base[:12]}")
         title, body = describe(proposal, branch=branch, actor=actor)
-        description = f"# {title}\n\n{body}\n```diff\n{rendered.rstrip()}\n```\n"
-        commit = repo.commit_files(
-            base,
-            {
-                path: (current.mode if current else "100644", data),
-                description_path: ("100644", description.encode("utf-8")),
-            },
-            f"{title}\n\n{body}",
-        )
+        mode = current.mode if current else "100644"
+        commit = repo.commit_files(base, {path: (mode, data)}, f"{title}\n\n{body}")
         repo.create_branch(branch, commit, f"memsdk: proposal {proposal.id} approved by {actor}")
     except GitError as error:
         raise ApplyFailed(str(error)) from error
+    description = repo.git_dir / DESCRIPTIONS_DIR / f"{branch.replace('/', '-')}.md"
+    try:
+        _write(description, f"# {title}\n\n{body}\n```diff\n{rendered.rstrip()}\n```\n")
+    except OSError as error:
+        repo.delete_branch(branch, commit)
+        raise ApplyFailed(
+            f"cannot write the pull-request description {description}: {error}"
+        ) from error
     return {
         "repo": str(repo.root),
         "branch": branch,
         "commit": commit,
         "base_commit": base,
         "path": path,
-        "description": description_path,
+        "description": str(description),
     }
+
+
+def discard(applied: dict[str, Any]) -> None:
+    """Remove what :func:`apply_file` made: the branch (if still at its commit), the description.
+
+    :class:`GitError` if the branch moved; the description is kept then.
+    """
+    Repo(applied["repo"]).delete_branch(applied["branch"], applied["commit"])
+    if applied.get("description"):
+        Path(applied["description"]).unlink(missing_ok=True)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, "utf-8")
+    partial.replace(path)
 
 
 def _merged(

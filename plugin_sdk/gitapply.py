@@ -98,6 +98,7 @@ class Repo:
         top = "--show-toplevel" if inside.split()[0] == "true" else "--absolute-git-dir"
         # the repository's top directory (the git directory of a bare one)
         self.root = Path(self.run("rev-parse", top).strip()).resolve()
+        self.git_dir = Path(self.run("rev-parse", "--absolute-git-dir").strip())
 
     def run(
         self, *args: str, data: bytes | None = None, env: Mapping[str, str] | None = None

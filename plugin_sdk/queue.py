@@ -176,7 +176,7 @@ def undo(store: Store, proposal_id: int, *, actor: str = "user") -> Proposal:
     if done["target"] == "git":
         git = done["undo"]
         try:
-            Repo(git["repo"]).delete_branch(git["branch"], git["commit"])
+            actuate.discard(git)
         except GitError as error:
             with store.atomic():  # the undo did not happen: the proposal stays applied
                 _set_status(store, proposal_id, "applied")
@@ -245,11 +245,11 @@ def _apply_file(store: Store, proposal_id: int, target: actuate.Target, actor: s
         raise actuate.ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
     try:
         with store.atomic():
-            undo_git = {k: result[k] for k in ("repo", "branch", "commit")}
+            undo_git = {k: result[k] for k in ("repo", "branch", "commit", "description")}
             _applied(store, proposal_id, claim, actor, "git", result, undo_git)
     except BaseException:
         # the store did not take it: the branch must not outlive the record
-        Repo(result["repo"]).delete_branch(result["branch"], result["commit"])
+        actuate.discard(result)
         raise
     return get(store, proposal_id)
 

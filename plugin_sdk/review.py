@@ -60,9 +60,11 @@ def render_diff(store: Store, proposal: Proposal) -> str:
     if proposal.diff_type != "memory_entry":
         if {"path", "after"} <= set(diff):
             text = unified(diff["path"], diff.get("before"), diff["after"])
+            where = f" of {diff['repo']}" if diff.get("repo") else ""
             note = (
-                f"(on approval: committed on a new branch with a pull-request description "
-                f"under {DESCRIPTIONS_DIR}/; base blob {diff.get('base') or 'none: a new file'})"
+                f"(on approval: committed on a new branch{where}, with a pull-request "
+                f"description in its git directory under {DESCRIPTIONS_DIR}/; "
+                f"base blob {diff.get('base') or 'none: a new file'})"
             )
             return text + note + "\n"
         return _raw(diff)

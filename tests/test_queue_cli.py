@@ -145,6 +145,8 @@ def test_a_note_round_trip_against_a_git_repository(run, repo):
 
     out = run("queue", "approve", str(proposal_id)).output  # where it was made, by default
     assert f"branch memsdk/proposal-{proposal_id}" in out and "git push origin" in out
+    description = repo.resolve() / ".git" / "memsdk" / "pull-requests"
+    assert f"Pull-request description: {description}/memsdk-proposal-{proposal_id}.md\n" in out
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == status
     assert git(repo, "show", f"memsdk/proposal-{proposal_id}:CLAUDE.md").endswith(
         "- Never prune in frost.\n"

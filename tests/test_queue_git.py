@@ -129,8 +129,8 @@ def test_approval_commits_exactly_the_proposed_diff_on_a_new_branch_and_touches_
     assert result["branch"] == branch and result["base_commit"] == head
     assert git(repo, "rev-parse", f"{branch}^").strip() == head
     assert git(repo, "rev-parse", branch).strip() == result["commit"]
-    description = ".memsdk/pull-requests/memsdk-proposal-1.md"
-    assert changed_paths(repo, branch) == [f"A\t{description}", "M\tCLAUDE.md"]
+    # the commit is exactly the proposed diff: one file, nothing else
+    assert changed_paths(repo, branch) == ["M\tCLAUDE.md"]
     # the instructions file's change is exactly the proposal: its before at the parent, its after on the branch
     assert git(repo, "show", f"{branch}^:CLAUDE.md") == proposal.diff["before"]
     assert git(repo, "show", f"{branch}:CLAUDE.md") == proposal.diff["after"]
@@ -138,7 +138,10 @@ def test_approval_commits_exactly_the_proposed_diff_on_a_new_branch_and_touches_
         proposal.diff["after"]
         == INSTRUCTIONS + "\n## Notes from memory\n\n- Never prune in frost.\n"
     )
-    pr = git(repo, "show", f"{branch}:{description}")
+    # the pull-request description is outside the work tree, in the git directory
+    description = repo / ".git" / "memsdk" / "pull-requests" / "memsdk-proposal-1.md"
+    assert result["description"] == str(description)
+    pr = description.read_text()
     assert pr.startswith("# memsdk: CLAUDE.md: a rule that keeps coming back\n")
     assert "- approved by: ann" in pr and "+- Never prune in frost." in pr
     message = git(repo, "log", "-1", "--format=%s%n%b", branch)
@@ -199,15 +202,18 @@ def test_an_existing_branch_fails_and_is_left_alone_then_a_retry_works(store, re
     assert get(store, proposal_id).status == "failed"
     q.approve(store, proposal_id, target=Target(repo=repo, branch="orchard/frost-note"))
     assert get(store, proposal_id).status == "applied"
-    assert changed_paths(repo, "orchard/frost-note")[-1] == "M\tCLAUDE.md"
+    assert changed_paths(repo, "orchard/frost-note") == ["M\tCLAUDE.md"]
 
 
 def test_undo_deletes_the_branch_but_not_one_that_moved(store, repo):
     proposal_id = note(store, repo)
     before = snapshot(repo)
     q.approve(store, proposal_id, target=Target(repo=repo))
+    description = Path(q.application(store, proposal_id)["result"]["description"])
+    assert description.is_file()
     q.undo(store, proposal_id)
     assert snapshot(repo) == before
+    assert not description.exists()
     assert get(store, proposal_id).status == "undone"
 
     other = note(store, repo, "Water after planting.")
@@ -234,10 +240,7 @@ def test_a_skill_is_added_as_a_new_file(store, repo):
     assert proposal.diff["path"] == ".claude/skills/winter-pruning/SKILL.md"
     assert (proposal.diff["base"], proposal.diff["before"]) == (None, None)
     q.approve(store, proposal.id, target=Target(repo=repo))
-    assert changed_paths(repo, "memsdk/proposal-1") == [
-        "A\t.claude/skills/winter-pruning/SKILL.md",
-        "A\t.memsdk/pull-requests/memsdk-proposal-1.md",
-    ]
+    assert changed_paths(repo, "memsdk/proposal-1") == ["A\t.claude/skills/winter-pruning/SKILL.md"]
     assert git(repo, "show", "memsdk/proposal-1:.claude/skills/winter-pruning/SKILL.md") == (
         "---\nname: winter-pruning\ndescription: Prune apple trees in winter.\n---\n\n"
         "1. Cut dead wood.\n2. Open the centre.\n"
@@ -357,7 +360,7 @@ def test_a_symlinked_instructions_file_is_changed_where_it_points(store, tmp_pat
     assert (proposal.diff["path"], proposal.diff["before"]) == ("AGENTS.md", "# Agents\n")
     q.approve(store, proposal.id, target=Target(repo=path))
     branch = f"memsdk/proposal-{proposal.id}"
-    assert "M\tAGENTS.md" in changed_paths(path, branch)
+    assert changed_paths(path, branch) == ["M\tAGENTS.md"]
     assert git(path, "ls-tree", branch, "CLAUDE.md") == link  # still the same link
     assert git(path, "show", f"{branch}:AGENTS.md").endswith("- Never prune in frost.\n")
 
@@ -422,3 +425,13 @@ def test_a_proposal_is_applied_to_the_repository_it_was_made_against(
     git(repo, "commit", "-q", "-m", "anew")
     with pytest.raises(ApplyFailed, match="the repository there now has no such commit"):
         q.approve(store, last)
+
+
+def test_a_description_that_cannot_be_written_fails_the_apply_and_leaves_no_ref(store, repo):
+    proposal_id = note(store, repo)
+    (repo / ".git" / "memsdk").write_text("in the way\n")  # no directory can be made there
+    before = snapshot(repo)
+    with pytest.raises(ApplyFailed, match="cannot write the pull-request description"):
+        q.approve(store, proposal_id)
+    assert snapshot(repo) == before
+    assert get(store, proposal_id).status == "failed"

@@ -168,11 +168,11 @@ def approve(
     """Approve a proposal and apply it.
 
     A memory entry is written through the store (deduplicated). A file change
-    (claude_md, skill, allowlist) is committed, with a pull-request
-    description, on a new branch of the repository it was made against
-    (another one only with --other-repo); pushing it and
-    opening the pull request are up to you. A failed apply marks the proposal
-    failed, keeps nothing, and exits 1.
+    (claude_md, skill, allowlist) is committed, alone, on a new branch of the
+    repository it was made against (another one only with --other-repo); its
+    pull-request description is written in that repository's git directory.
+    Pushing the branch and opening the pull request are up to you. A failed
+    apply marks the proposal failed, keeps nothing, and exits 1.
     """
     target = Target(repo=repo, base=base, branch=branch, merge=merge, other_repo=other_repo)
     with open_store(db, project) as store:
@@ -187,8 +187,11 @@ def approve(
             f"Applied proposal {proposal_id}: branch {result['branch']} "
             f"(commit {result['commit'][:12]}) in {result['repo']}"
         )
-        click.echo(f"Pull-request description: {result['description']} on that branch")
-        click.echo(f"Push it and open the pull request, e.g.: git push origin {result['branch']}")
+        click.echo(f"Pull-request description: {result['description']}")
+        click.echo(
+            f"Push it and open the pull request, e.g.: git push origin {result['branch']} && "
+            f"gh pr create --head {result['branch']} --body-file {result['description']}"
+        )
     else:
         what = "created" if result.get("created") else "updated"
         click.echo(f"Applied proposal {proposal_id}: memory {result.get('memory_id')} ({what})")
