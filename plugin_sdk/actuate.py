@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .diffs import InvalidProposal, check_file_diff, check_memory_diff, settings_json
 from .errors import MemsdkError
 from .gitapply import GitError, Repo, check_path
-from .proposals import InvalidProposal, Proposal
+from .proposals import Proposal
 
 if TYPE_CHECKING:
     from .store import Store
@@ -39,15 +40,6 @@ SETTINGS_FILE = ".claude/settings.json"
 SKILLS_DIR = ".claude/skills"
 NOTES_SECTION = "Notes from memory"
 DESCRIPTIONS_DIR = "memsdk/pull-requests"  # in the repository's git directory
-FILE_KEYS = {"path", "base", "before", "after"}
-WHERE_KEYS = {"repo", "root"}  # the repository a draft was made exact against
-_MEMORY_FIELDS: dict[str, dict[str, type]] = {
-    "write": {"category": str, "content": str},
-    "update": {"id": int, "content": str},
-    "merge": {"category": str, "into": int, "sources": list},
-    "review": {"reply": str},
-}
-_BLOB = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _SKILL_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
@@ -117,69 +109,6 @@ class Target:
 
     def branch_for(self, proposal_id: int) -> str:
         return self.branch or f"memsdk/proposal-{proposal_id}"
-
-
-# Checking diffs
-
-
-def check_memory_diff(diff: dict[str, Any]) -> None:
-    """The ``memory_entry`` shapes; :class:`InvalidProposal` names what is wrong."""
-    action = diff.get("action")
-    fields = _MEMORY_FIELDS.get(action) if isinstance(action, str) else None
-    if fields is None:
-        raise InvalidProposal(
-            f"memory_entry diff has action {action!r}; actions are {', '.join(_MEMORY_FIELDS)}"
-        )
-    for name, kind in fields.items():
-        value = diff.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise InvalidProposal(f"memory_entry {action}: {name!r} must be a {kind.__name__}")
-    if action == "merge" and not all(
-        isinstance(s, int) and not isinstance(s, bool) for s in diff["sources"]
-    ):
-        raise InvalidProposal("memory_entry merge: 'sources' must be a list of memory ids")
-    if "content" in diff and (not isinstance(diff["content"], str) or not diff["content"].strip()):
-        raise InvalidProposal(f"memory_entry {action}: 'content' is empty")
-
-
-def check_file_diff(diff_type: str, diff: dict[str, Any]) -> None:
-    """The exact file-change shape ``{"path", "base", "before", "after"}``."""
-    keys = set(diff)
-    if not FILE_KEYS <= keys <= FILE_KEYS | WHERE_KEYS or keys & WHERE_KEYS not in (
-        set(),
-        WHERE_KEYS,
-    ):
-        raise InvalidProposal(
-            f"{diff_type} diff must have exactly the keys {', '.join(sorted(FILE_KEYS))} "
-            f"(and {' and '.join(sorted(WHERE_KEYS))}, or neither); "
-            f"got {', '.join(sorted(keys)) or 'none'}"
-        )
-    if "repo" in diff and not (isinstance(diff["repo"], str) and Path(diff["repo"]).is_absolute()):
-        raise InvalidProposal(f"{diff_type}: 'repo' must be the repository's absolute path")
-    if "root" in diff and not (isinstance(diff["root"], str) and _BLOB.fullmatch(diff["root"])):
-        raise InvalidProposal(f"{diff_type}: 'root' must be a commit id")
-    try:
-        check_path(diff["path"])
-    except GitError as error:
-        raise InvalidProposal(f"{diff_type}: {error}") from error
-    base, before, after = diff["base"], diff["before"], diff["after"]
-    if base is not None and not (isinstance(base, str) and _BLOB.fullmatch(base)):
-        raise InvalidProposal(f"{diff_type}: 'base' must be a git blob id or null")
-    if (base is None) != (before is None) or not isinstance(before, (str, type(None))):
-        raise InvalidProposal(f"{diff_type}: 'before' is the text at 'base' (null with it)")
-    if not isinstance(after, str):
-        raise InvalidProposal(f"{diff_type}: 'after' must be the file's new text")
-    if after == before:
-        raise InvalidProposal(f"{diff_type}: 'after' is the same as 'before'; nothing changes")
-    if diff_type == "allowlist":
-        _settings(after, diff["path"])
-
-
-def check_diff(diff_type: str, diff: dict[str, Any]) -> None:
-    if diff_type == "memory_entry":
-        check_memory_diff(diff)
-    else:
-        check_file_diff(diff_type, diff)
 
 
 # Drafts -> exact file changes
@@ -267,7 +196,7 @@ def skill_text(name: str, description: str, body: str) -> str:
 
 def add_allowed(text: str | None, allow: list[str], path: str) -> str | None:
     """The settings JSON with ``allow`` added to ``permissions.allow`` (kept if already there)."""
-    settings = _settings(text, path) if text is not None else {}
+    settings = settings_json(text, path) if text is not None else {}
     permissions = settings.setdefault("permissions", {})
     if not isinstance(permissions, dict):
         raise InvalidProposal(f"{path}: 'permissions' is not a JSON object")
@@ -279,16 +208,6 @@ def add_allowed(text: str | None, allow: list[str], path: str) -> str | None:
         return text
     allowed.extend(new)
     return json.dumps(settings, indent=2, ensure_ascii=False) + "\n"
-
-
-def _settings(text: str | None, path: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text or "")
-    except json.JSONDecodeError as error:
-        raise InvalidProposal(f"{path} is not valid JSON: {error}") from error
-    if not isinstance(value, dict):
-        raise InvalidProposal(f"{path} must hold a JSON object")
-    return value
 
 
 def _instructions_file(repo: Repo, commit: str) -> str:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .actuate import Target, resolve
-from .errors import MemsdkError, UnknownCategory
-from .proposals import InvalidProposal, ProposalDraft, check_diff_type, diff_hash, propose
+from .diffs import InvalidProposal, check_diff_type
+from .errors import MemsdkError
+from .proposals import ProposalDraft, diff_hash, propose
 
 if TYPE_CHECKING:
     from .store import Store
@@ -77,9 +78,6 @@ def file_draft(
     diff = resolve(draft.diff_type, draft.diff, target or Target())
     if diff is None:
         return Filed(None, reason="the target already has it")
-    category = diff.get("category") if draft.diff_type == "memory_entry" else None
-    if category is not None and category not in store.category_names():
-        raise UnknownCategory(category, store.category_names(), where=draft.source)
     project = project or store.project
     decided = store.db.execute(
         """SELECT id, status FROM proposals WHERE project = ? AND diff_type = ? AND diff_hash = ?

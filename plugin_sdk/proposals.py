@@ -6,8 +6,8 @@ identical pending proposal (same project, type and diff) is not filed twice.
 Approving, rejecting, editing and undoing are the approval queue's job
 (``queue.py``); its history is in ``proposal_events``.
 
-``diff_type`` is one of :data:`DIFF_TYPES`; the diff shapes each one takes are
-described in ``docs/queue.md``.
+``diff_type`` is one of ``diffs.DIFF_TYPES``; the diff shapes each one takes are
+checked by ``diffs.py`` and described in ``docs/queue.md``.
 """
 
 from __future__ import annotations
@@ -18,17 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from .errors import MemsdkError, NotFound
+from .diffs import InvalidProposal, check_proposal
+from .errors import NotFound
 
 if TYPE_CHECKING:
     from .store import Store
 
-DIFF_TYPES = ("claude_md", "memory_entry", "skill", "allowlist")
 STATUSES = ("pending", "approved", "rejected", "applied", "failed", "undone")
-
-
-class InvalidProposal(MemsdkError, ValueError):
-    """A proposal or a draft whose type or diff is malformed."""
 
 
 @attrs.frozen
@@ -106,13 +102,6 @@ def diff_hash(diff: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(diff).encode("utf-8")).hexdigest()
 
 
-def check_diff_type(diff_type: str) -> None:
-    if diff_type not in DIFF_TYPES:
-        raise InvalidProposal(
-            f"unknown diff_type {diff_type!r}; diff types are {', '.join(DIFF_TYPES)}"
-        )
-
-
 def propose(
     store: Store,
     *,
@@ -123,10 +112,17 @@ def propose(
     source: str,
     project: str | None = None,
 ) -> int | None:
-    """File a pending proposal; None if an identical one is already pending."""
-    check_diff_type(diff_type)
-    if not isinstance(diff, dict):
-        raise InvalidProposal(f"a proposal's diff is a JSON object, not {type(diff).__name__}")
+    """File a pending proposal; None if an identical one is already pending.
+
+    The diff must be exact and well formed for its type (a known action and its
+    fields, a memory entry's category active in the store, a file change, not a
+    draft) and the evidence a list of memory ids: :class:`InvalidProposal`
+    names the field otherwise (``diffs.py``).
+    """
+    check_proposal(store, diff_type, diff, evidence)
+    for name, value in (("rationale", rationale), ("source", source)):
+        if not isinstance(value, str):
+            raise InvalidProposal(f"'{name}' must be a text, not {type(value).__name__}")
     now = store.now()
     with store.atomic():
         cursor = store.db.execute(

@@ -31,10 +31,10 @@ from datetime import timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from . import actuate
-from .errors import MemsdkError, UnknownCategory
+from .diffs import InvalidProposal, check_diff, check_proposal
+from .errors import MemsdkError
 from .gitapply import GitError, Repo
 from .proposals import (
-    InvalidProposal,
     Proposal,
     canonical,
     diff_hash,
@@ -116,12 +116,7 @@ def edit(
                     f"proposal {proposal_id}: an edit may change 'after' only, "
                     f"not {', '.join(moved)}"
                 )
-        actuate.check_diff(proposal.diff_type, new_diff)
-        category = new_diff.get("category") if proposal.diff_type == "memory_entry" else None
-        if category is not None and category not in store.category_names():
-            raise UnknownCategory(
-                new_diff["category"], store.category_names(), where=f"proposal {proposal_id}"
-            )
+        check_proposal(store, proposal.diff_type, new_diff)
         if (new_diff, new_rationale) == (proposal.diff, proposal.rationale):
             return proposal
         digest = diff_hash(new_diff)
@@ -399,6 +394,6 @@ def _moved(git: dict[str, Any]) -> UndoRefused:
 
 def _check(store: Store, proposal: Proposal) -> None:
     try:
-        actuate.check_diff(proposal.diff_type, proposal.diff)
+        check_diff(proposal.diff_type, proposal.diff)
     except InvalidProposal as error:
         raise QueueError(f"proposal {proposal.id} cannot be applied: {error}") from error

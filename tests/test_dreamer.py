@@ -534,13 +534,14 @@ def test_an_identical_pending_proposal_is_not_filed_twice(tmp_path):
             diff_type="memory_entry",
             rationale="r",
             evidence=[2, 1],
-            diff={"b": 1, "a": [1]},
+            diff={"content": "Moor at berth 4.", "action": "write", "category": "HARBOUR_RULES"},
             source="test",
         )
         first = propose(store, **args)
         assert first is not None
         assert propose(store, **{**args, "rationale": "other words", "evidence": [3]}) is None
-        assert propose(store, **{**args, "diff": {"a": [1], "b": 2}}) is not None
+        other = {"action": "write", "category": "HARBOUR_RULES", "content": "Moor at berth 5."}
+        assert propose(store, **{**args, "diff": other}) is not None
         assert propose(store, **args, project="elsewhere") is not None
         assert pending(store)[0].id == first
         assert pending(store)[0].evidence == [1, 2]

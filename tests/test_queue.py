@@ -323,15 +323,94 @@ def test_a_wrong_id_or_a_wrong_status_is_a_clear_error_that_changes_nothing(stor
         q.undo(store, applied)
 
 
-def test_an_unknown_diff_type_or_action_is_refused(store):
-    with pytest.raises(InvalidProposal, match="unknown diff_type 'patch'"):
-        propose(store, diff_type="patch", rationale="", evidence=[], diff={}, source="t")
-    odd = propose(
-        store, diff_type="memory_entry", rationale="", evidence=[], diff={"a": 1}, source="t"
+@pytest.mark.parametrize(
+    ("diff_type", "diff", "evidence", "message"),
+    [
+        ("patch", {}, [], "unknown diff_type 'patch'"),
+        ("memory_entry", {"a": 1}, [], "action None"),
+        ("memory_entry", {"action": "wrte", "category": RULES, "content": "x"}, [], "'wrte'"),
+        ("memory_entry", {"action": "write", "category": RULES}, [], "'content' must be a str"),
+        (
+            "memory_entry",
+            {"action": "write", "category": "WEATHER", "content": "Rain."},
+            [],
+            "memory_entry write: 'category': unknown category 'WEATHER'",
+        ),
+        (
+            "memory_entry",
+            {"action": "write", "category": RULES, "content": "x", "colour": 1},
+            [],
+            "unknown field 'colour'",
+        ),
+        ("memory_entry", {"action": "update", "id": True, "content": "x"}, [], "'id' must be"),
+        (
+            "memory_entry",
+            {"action": "merge", "category": RULES, "into": 1, "sources": []},
+            [],
+            "'sources' must be a list of memory ids",
+        ),
+        ("memory_entry", {"action": "review", "reply": " "}, [], "'reply' is empty"),
+        (
+            "memory_entry",
+            {"action": "write", "category": RULES, "content": "x"},
+            [1, "a"],
+            r"'evidence' must be a list of memory ids; got \[1, 'a'\]",
+        ),
+        (
+            "memory_entry",
+            {"action": "write", "category": RULES, "content": "x"},
+            "12",
+            "'evidence' must be a list",
+        ),
+        ("claude_md", {"note": "Never prune in frost."}, [], "this is a draft \\(note\\)"),
+        ("skill", {"path": "a", "after": "x"}, [], "exactly the keys"),
+        (
+            "claude_md",
+            {"path": "a", "base": None, "before": None, "after": "x", "repo": "/r"},
+            [],
+            "and repo and root, or neither",
+        ),
+        (
+            "allowlist",
+            {"path": "s.json", "base": None, "before": None, "after": "[1]"},
+            [],
+            "must hold a JSON object",
+        ),
+    ],
+)
+def test_a_malformed_proposal_is_refused_naming_the_field(
+    store, diff_type, diff, evidence, message
+):
+    with pytest.raises(InvalidProposal, match=message):
+        propose(store, diff_type=diff_type, rationale="r", evidence=evidence, diff=diff, source="t")
+    assert list_proposals(store, status=None) == []
+
+
+def test_a_malformed_proposal_already_stored_is_not_applied(store):
+    store.db.execute(
+        """INSERT INTO proposals (project, diff_type, rationale, evidence, diff, diff_hash,
+           source, created_at, updated_at)
+           VALUES ('orchard', 'memory_entry', 'r', '[]', '{"a": 1}', 'h', 't', 't', 't')"""
     )
-    with pytest.raises(q.QueueError, match="action None"):
-        q.approve(store, odd)
-    assert get(store, odd).status == "pending"
+    [odd] = pending(store)
+    with pytest.raises(q.QueueError, match=f"proposal {odd.id} cannot be applied: .*action None"):
+        q.approve(store, odd.id)
+    assert get(store, odd.id).status == "pending"
+
+
+def test_the_dreamers_own_shapes_are_accepted(store):
+    rule = store.memories.write("Stake new trees.", RULES).id
+    other = store.memories.write("Stake young trees.", RULES).id
+    for diff in (
+        {"action": "write", "category": RULES, "content": "Prune in winter.", "importance": 70},
+        {"action": "update", "id": rule, "content": "Stake trees.", "review": False},
+        {"action": "merge", "category": RULES, "into": rule, "sources": [other]},
+        {"action": "merge", "category": RULES, "into": rule, "sources": [other], "content": "S."},
+        {"action": "review", "reply": "maybe: stake them?"},
+    ):
+        assert propose(
+            store, diff_type="memory_entry", rationale="r", evidence=[rule], diff=diff, source="t"
+        )
 
 
 def test_list_filters_by_status(store):
