@@ -195,3 +195,18 @@ def test_wrong_ids_and_statuses_are_one_line_errors(run):
     assert "only pending proposals can be edited" in wrong.output
     assert run("queue", "list").output == "No pending proposals.\n"
     assert "rejected  memory_entry" in run("queue", "list", "--status", "all").output
+
+
+def test_edit_takes_content_or_a_content_file_not_both(run, tmp_path):
+    proposal_id = file_write(run, "Pick pears early.")
+    text = tmp_path / "text.txt"
+    text.write_text("Pick pears in August.\n")
+    both = run(
+        "queue", "edit", str(proposal_id), "--content", "x", "--content-file", str(text), ok=False
+    )
+    assert both.exit_code == 2 and "give --content or --content-file, not both" in both.output
+    shown = json.loads(run("queue", "show", str(proposal_id), "--json").output)
+    assert shown["proposal"]["diff"]["content"] == "Pick pears early."
+    run("queue", "edit", str(proposal_id), "--content-file", str(text))
+    shown = json.loads(run("queue", "show", str(proposal_id), "--json").output)
+    assert shown["proposal"]["diff"]["content"] == "Pick pears in August."

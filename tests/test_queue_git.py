@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -435,3 +436,47 @@ def test_a_description_that_cannot_be_written_fails_the_apply_and_leaves_no_ref(
         q.approve(store, proposal_id)
     assert snapshot(repo) == before
     assert get(store, proposal_id).status == "failed"
+
+
+def test_an_undo_that_git_refuses_at_the_last_moment_leaves_the_proposal_applied(
+    store, repo, monkeypatch
+):
+    proposal_id = note(store, repo)
+    q.approve(store, proposal_id)
+    branch = f"memsdk/proposal-{proposal_id}"
+    refs = git(repo, "for-each-ref")
+
+    def moved_meanwhile(applied):
+        raise GitError("git update-ref: cannot lock ref")
+
+    monkeypatch.setattr("plugin_sdk.actuate.discard", moved_meanwhile)
+    with pytest.raises(UndoRefused, match=f"branch {branch} .* no longer points"):
+        q.undo(store, proposal_id)
+    monkeypatch.undo()
+    assert get(store, proposal_id).status == "applied"
+    assert q.application(store, proposal_id)["undone_at"] is None
+    assert [e.event for e in events(store, proposal_id)] == ["filed", "approved", "applied"]
+    assert git(repo, "for-each-ref") == refs
+    assert q.undo(store, proposal_id).status == "undone"  # and it can be undone later
+    assert branch not in git(repo, "for-each-ref")
+
+
+def test_an_undo_whose_store_write_fails_keeps_the_branch(store, repo, monkeypatch):
+    proposal_id = note(store, repo)
+    q.approve(store, proposal_id)
+    refs = git(repo, "for-each-ref")
+    real = q.record_event
+
+    def store_refuses(s, pid, event, actor, detail):
+        if event == "undone":
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(s, pid, event, actor, detail)
+
+    monkeypatch.setattr(q, "record_event", store_refuses)
+    with pytest.raises(sqlite3.OperationalError):
+        q.undo(store, proposal_id)
+    monkeypatch.undo()
+    assert git(repo, "for-each-ref") == refs  # the branch is still there: undo can be retried
+    assert get(store, proposal_id).status == "applied"
+    assert q.undo(store, proposal_id).status == "undone"
+    assert git(repo, "for-each-ref") != refs

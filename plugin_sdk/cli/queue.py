@@ -220,7 +220,7 @@ def reject(
 @click.option(
     "--content-file",
     type=click.Path(dir_okay=False, exists=True),
-    help="Read the new text from a file.",
+    help="Read the new text from a file (instead of --content).",
 )
 @click.option("--category", help="A memory entry's category (turns a review into a write).")
 @click.option("--rationale", help="A new rationale.")
@@ -243,6 +243,8 @@ def edit(
     With no option, opens $EDITOR on the text to change (a memory's content,
     a review's reply, or the file's new text). The history keeps the old diff.
     """
+    if content is not None and content_file is not None:
+        raise click.UsageError("give --content or --content-file, not both")
     if content == "-":
         content = sys.stdin.read()
     if content_file is not None:
