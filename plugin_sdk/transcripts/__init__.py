@@ -94,7 +94,7 @@ def detect_format(path: str | Path) -> str:
         raise TranscriptError(f"{path}: neither text nor a SQLite database") from error
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         data = None
     else:
         if isinstance(data, list) or (isinstance(data, dict) and "messages" in data):
@@ -102,7 +102,7 @@ def detect_format(path: str | Path) -> str:
     for line in text.splitlines()[:_SNIFF_LINES]:
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(record, dict) and (
             _CLAUDE_KEYS & record.keys() or record.get("type") in _CLAUDE_TYPES

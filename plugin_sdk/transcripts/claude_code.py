@@ -34,7 +34,9 @@ from .model import ImportReport, Message, Transcript, TranscriptError
 from .text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
     placeholder,
+    text_of,
     tool_call,
+    tool_name,
     tool_output,
     tool_result,
 )
@@ -70,6 +72,18 @@ class _Reader:
 
     def line(self, number: int, line: str) -> None:
         where = f"line {number}"
+        count = len(self.messages)
+        last, last_id = (self.messages[-1] if count else None), self.last_message_id
+        try:
+            self.record(where, line)
+        except Exception as error:  # a safety net: one odd record never stops an import
+            del self.messages[count:]
+            if last is not None:
+                self.messages[-1] = last  # undo a join into the previous message
+            self.last_message_id = last_id
+            self.report.unreadable(where, error)
+
+    def record(self, where: str, line: str) -> None:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
@@ -83,7 +97,8 @@ class _Reader:
         kind = record.get("type")
         if kind not in RECORD_TYPES:
             subtype = f" ({record['subtype']})" if isinstance(record.get("subtype"), str) else ""
-            self.report.skip(f"record type {kind!r}{subtype}" if kind else "record without a type")
+            named = isinstance(kind, str) and kind
+            self.report.skip(f"record type {kind!r}{subtype}" if named else "record without a type")
             return
         if record.get("isMeta"):
             self.report.skip("meta user record")
@@ -96,10 +111,13 @@ class _Reader:
             self.report.problem(where, f"{kind} record without a message object")
             self.report.skip("malformed line")
             return
-        conversation = str(record.get("sessionId") or "")
+        session = record.get("sessionId")
+        conversation = session if isinstance(session, str) else ""
         if record.get("isSidechain"):
             agent = record.get("agentId")
-            conversation += f" sidechain {agent}" if agent else " sidechain"
+            conversation += (
+                f" sidechain {agent}" if isinstance(agent, str) and agent else " sidechain"
+            )
         context = (where, conversation, record.get("timestamp"))
         if kind == "assistant":
             self.assistant(message, context)
@@ -108,7 +126,9 @@ class _Reader:
 
     def user(self, content: Any, context: tuple[str, str, Any]) -> None:
         self.last_message_id = None
-        blocks = _blocks(content)
+        blocks = self.blocks(content, context[0])
+        if blocks is None:
+            return
         if not blocks or all(b.get("type") == "text" and not b.get("text") for b in blocks):
             self.report.skip("empty user record")
             return
@@ -116,19 +136,21 @@ class _Reader:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                pieces.append(str(block.get("text", "")))
+                pieces.append(self.text(block, context[0]))
             elif kind == "tool_result":
-                self.emit("user", "\n".join(pieces), context)
+                self.emit("user", "\n".join(p for p in pieces if p), context)
                 pieces = []
                 self.result(block, context)
             elif kind in ("image", "document"):
                 pieces.append(self.media(block, kind))
             else:
                 self.unknown(kind)
-        self.emit("user", "\n".join(pieces), context)
+        self.emit("user", "\n".join(p for p in pieces if p), context)
 
     def assistant(self, message: dict[str, Any], context: tuple[str, str, Any]) -> None:
-        blocks = _blocks(message.get("content"))
+        blocks = self.blocks(message.get("content"), context[0])
+        if blocks is None:
+            return
         if not blocks:
             self.report.skip("empty assistant record")
             return
@@ -136,17 +158,17 @@ class _Reader:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                pieces.append(str(block.get("text", "")))
+                pieces.append(self.text(block, context[0]))
             elif kind in ("tool_use", "server_tool_use"):
-                name = block.get("name")
-                if isinstance(block.get("id"), str) and isinstance(name, str):
+                name = tool_name(block.get("name"))
+                if isinstance(block.get("id"), str) and name:
                     self.tool_names[block["id"]] = name
                 pieces.append(tool_call(name, block.get("input")))
             elif kind in ("thinking", "redacted_thinking"):
                 self.report.skip(f"content block {kind!r}")
             else:
                 self.unknown(kind)
-        message_id = message.get("id")
+        message_id = message.get("id") if isinstance(message.get("id"), str) else None
         text = "\n".join(piece for piece in pieces if piece)
         if not text.strip():
             if all(b.get("type") == "text" for b in blocks):
@@ -174,33 +196,57 @@ class _Reader:
         self.emit("assistant", text, context)
 
     def result(self, block: dict[str, Any], context: tuple[str, str, Any]) -> None:
+        where, conversation, timestamp = context
         name = self.tool_names.get(str(block.get("tool_use_id")))
         content = block.get("content")
         if isinstance(content, str):
             output = content
-        else:
+        elif content is None or isinstance(content, list):
             pieces = []
             for inner in _blocks(content):
                 kind = inner.get("type")
                 if kind == "text":
-                    pieces.append(str(inner.get("text", "")))
+                    pieces.append(self.text(inner, where))
                 elif kind in ("image", "document"):
                     pieces.append(self.media(inner, kind))
                 else:
                     self.unknown(kind)
-            output = "\n".join(pieces)
+            output = "\n".join(p for p in pieces if p)
+        else:
+            self.report.problem(where, f"tool_result content is a {type(content).__name__}")
+            self.report.skip("malformed tool result content")
+            output = ""
         text = tool_result(
             name, tool_output(self.report, output, self.limit), error=bool(block.get("is_error"))
         )
-        where, conversation, timestamp = context
         self.messages.append(Message("tool", text, where, conversation, _stamp(timestamp), name))
+
+    def blocks(self, content: Any, where: str) -> list[dict[str, Any]] | None:
+        """The content's blocks; ``None`` (reported) when it is neither text nor a list."""
+        if content is None or isinstance(content, (str, list)):
+            return _blocks(content)
+        self.report.problem(where, f"message content is a {type(content).__name__}")
+        self.report.skip("malformed content")
+        return None
+
+    def text(self, block: dict[str, Any], where: str) -> str:
+        """A text block's text; null is no text, and any other non-string is reported."""
+        text = text_of(block.get("text"))
+        if text is None:
+            self.report.problem(
+                where, f"a text block whose text is a {type(block['text']).__name__}"
+            )
+            self.report.skip("malformed content block")
+            return ""
+        return text
 
     def media(self, block: dict[str, Any], kind: str) -> str:
         title = block.get("title")
         return placeholder(self.report, kind, title if isinstance(title, str) else None)
 
     def unknown(self, kind: Any) -> None:
-        self.report.skip(f"content block {kind!r}" if kind else "content block without a type")
+        named = isinstance(kind, str) and kind
+        self.report.skip(f"content block {kind!r}" if named else "content block without a type")
 
     def emit(self, role: str, text: str, context: tuple[str, str, Any]) -> None:
         if not text.strip():

@@ -39,6 +39,7 @@ from .text import (
     media_placeholder,
     placeholder,
     tool_call,
+    tool_name,
     tool_output,
     tool_result,
 )
@@ -117,7 +118,12 @@ class _Reader:
                 if row["system"] and row["system"] not in systems:
                     systems.add(row["system"])
                     self.report.skip("system prompt")
-                messages.extend(self.legacy_response(row, key))
+                try:
+                    messages.extend(self.legacy_response(row, key))
+                except sqlite3.Error:
+                    raise
+                except Exception as error:  # a safety net: one odd row never stops an import
+                    self.report.unreadable(f"responses {row['id']}", error)
             yield (str(responses[0]["datetime_utc"] or ""), messages)
 
     def legacy_response(self, row: sqlite3.Row, conversation: str) -> list[Message]:
@@ -215,7 +221,7 @@ class _Reader:
         for thread in self.db.execute(
             "SELECT id, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, rowid"
         ).fetchall():
-            chain = self.chain(thread["tip_message_hash"])
+            chain = self.chain(thread["id"], thread["tip_message_hash"])
             stamps = self.turn_stamps(thread["id"], [row["hash"] for row in chain])
             key = f"llm thread {thread['id']}"
             messages: list[Message] = []
@@ -224,26 +230,41 @@ class _Reader:
                     self.report.skip("message shared with an earlier thread (a fork)")
                     continue
                 seen.add(row["hash"])
-                where = f"messages {row['hash'][:16]}"
+                where = f"messages {str(row['hash'])[:16]}"
                 context = (where, key, stamps.get(row["hash"]) or thread["datetime_utc"])
-                messages.extend(self.stored_message(row["hash"], row["role"], context))
+                try:
+                    messages.extend(self.stored_message(row["hash"], row["role"], context))
+                except sqlite3.Error:
+                    raise
+                except Exception as error:  # a safety net: one odd message never stops an import
+                    self.report.unreadable(where, error)
             if messages:
                 yield (str(thread["datetime_utc"] or ""), messages)
 
-    def chain(self, tip: str | None) -> list[sqlite3.Row]:
-        if not tip:
-            return []
-        rows = self.db.execute(
-            """WITH RECURSIVE chain(hash, parent_hash, role, depth) AS (
-                   SELECT hash, parent_hash, role, 0 FROM messages WHERE hash = ?
-                   UNION ALL
-                   SELECT m.hash, m.parent_hash, m.role, chain.depth + 1
-                   FROM messages m JOIN chain ON m.hash = chain.parent_hash
-               )
-               SELECT hash, role FROM chain ORDER BY depth DESC""",
-            [tip],
-        ).fetchall()
-        return list(rows)
+    def chain(self, thread_id: str, tip: str | None) -> list[sqlite3.Row]:
+        """The thread's messages from its first to ``tip``, following parent links.
+
+        A message met twice (a loop in the links) ends the walk; it is reported.
+        """
+        rows: list[sqlite3.Row] = []
+        seen: set[str] = set()
+        current = tip
+        while current:
+            if current in seen:
+                self.report.problem(
+                    f"threads {thread_id}",
+                    f"the message chain loops back to message {current}; read up to there",
+                )
+                break
+            seen.add(current)
+            row = self.db.execute(
+                "SELECT hash, parent_hash, role FROM messages WHERE hash = ?", [current]
+            ).fetchone()
+            if row is None:
+                break
+            rows.append(row)
+            current = row["parent_hash"]
+        return rows[::-1]
 
     def turn_stamps(self, thread_id: str, hashes: list[str]) -> dict[str, str]:
         if "turns" not in self.tables:
@@ -287,26 +308,25 @@ class _Reader:
             "SELECT type, tool_name, text, payload FROM parts WHERE message_hash = ? "
             "ORDER BY position",
             [message_hash],
-        ):
-            payload = _json(part["payload"])
+        ).fetchall():
+            payload = self.payload(part["payload"], where)
             kind = part["type"]
             if kind == "text":
-                pieces.append(self.part_text(part["text"], payload))
+                pieces.append(self.part_text(part["text"], payload, where))
             elif kind == "tool_call":
                 pieces.append(tool_call(part["tool_name"], payload.get("arguments")))
             elif kind == "tool_result":
                 flush()
-                name = part["tool_name"] or payload.get("name")
-                output = [tool_output(self.report, str(payload.get("output") or ""), self.limit)]
-                output += self.attachment_placeholders(payload.get("attachments") or [])
-                if payload.get("exception"):
-                    output.append(f"exception: {payload['exception']}")
-                text = tool_result(
-                    name, "\n".join(p for p in output if p), error=bool(payload.get("exception"))
-                )
+                name = tool_name(part["tool_name"]) or tool_name(payload.get("name"))
+                output = [tool_output(self.report, _plain(payload.get("output")), self.limit)]
+                output += self.attachment_placeholders(self.listed(payload, "attachments", where))
+                exception = _plain(payload.get("exception"))
+                if exception:
+                    output.append(f"exception: {exception}")
+                text = tool_result(name, "\n".join(p for p in output if p), error=bool(exception))
                 out.append(Message("tool", text, where, conversation, stamp, name))
             elif kind == "attachment":
-                pieces += self.attachment_placeholders([payload.get("attachment") or {}])
+                pieces += self.attachment_placeholders([payload.get("attachment")])
             elif kind == "reasoning":
                 self.report.skip("reasoning part")
             else:
@@ -314,29 +334,66 @@ class _Reader:
         flush()
         return out
 
-    def part_text(self, text: str | None, payload: dict[str, Any]) -> str:
+    def payload(self, value: Any, where: str) -> dict[str, Any]:
+        """A part's JSON payload; one that is not a JSON object is reported and read as empty."""
+        if value is None or value == "":
+            return {}
+        try:
+            loaded = json.loads(value)
+        except (TypeError, ValueError, RecursionError):
+            loaded = None
+        if isinstance(loaded, dict):
+            return loaded
+        self.report.problem(where, "a part payload that is not a JSON object")
+        return {}
+
+    def listed(self, payload: dict[str, Any], key: str, where: str) -> list[Any]:
+        """``payload[key]`` as a list: missing is empty, anything else is reported."""
+        value = payload.get(key)
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.report.problem(where, f"{key} is a {type(value).__name__}, not a list")
+        return []
+
+    def part_text(self, text: Any, payload: dict[str, Any], where: str) -> str:
         if text is not None:
-            return text
+            return _plain(text)
         pieces = []
-        for piece in payload.get("text_ref") or []:
-            if "literal" in piece:
-                pieces.append(str(piece["literal"]))
+        refs = payload.get("text_ref")
+        if refs is not None and not isinstance(refs, list):
+            self.report.problem(where, f"text_ref is a {type(refs).__name__}, not a list")
+            self.report.skip("malformed text reference")
+        for index, piece in enumerate(refs if isinstance(refs, list) else []):
+            if not isinstance(piece, dict):
+                self.report.problem(
+                    where, f"text_ref[{index}] is a {type(piece).__name__}, not an object"
+                )
+                self.report.skip("malformed text reference")
+            elif "literal" in piece:
+                pieces.append(_plain(piece["literal"]))
             else:
-                row = self.db.execute(
-                    "SELECT source FROM fragments WHERE id = ?", [piece.get("fragment")]
-                ).fetchone()
+                fragment = _key(piece.get("fragment"))
+                row = (
+                    self.db.execute(
+                        "SELECT source FROM fragments WHERE id = ?", [fragment]
+                    ).fetchone()
+                    if fragment is not None and "fragments" in self.tables
+                    else None
+                )
                 pieces.append(placeholder(self.report, "fragment", (row and row[0]) or "unnamed"))
         return "".join(pieces)
 
     def attachment_placeholders(self, refs: list[Any]) -> list[str]:
         out = []
         for ref in refs:
-            attachment_id = ref.get("id") if isinstance(ref, dict) else None
+            attachment_id = _key(ref.get("id")) if isinstance(ref, dict) else None
             row = (
                 self.db.execute(
                     "SELECT type, path, url FROM attachments WHERE id = ?", [attachment_id]
                 ).fetchone()
-                if attachment_id and "attachments" in self.tables
+                if attachment_id is not None and "attachments" in self.tables
                 else None
             )
             if row is None:
@@ -348,17 +405,27 @@ class _Reader:
         return out
 
 
-def _json(value: str | None) -> dict[str, Any]:
-    if not value:
-        return {}
-    try:
-        loaded = json.loads(value)
-    except ValueError:
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
+def _plain(value: Any) -> str:
+    """A value as text: a string as it is, null as nothing, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, ensure_ascii=False)
 
 
-def _name(location: str | None) -> str | None:
-    if not location:
+def _key(value: Any) -> str | int | None:
+    """An id from a payload, if it can be one (a string or an integer)."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+        return value
+    return None
+
+
+def _name(location: Any) -> str | None:
+    if not isinstance(location, str) or not location:
         return None
     return location.rstrip("/").rsplit("/", 1)[-1] or location

@@ -65,6 +65,11 @@ class ImportReport:
         """Record input that could not be read (it is skipped, and listed here)."""
         self.problems.append(f"{where}: {reason}")
 
+    def unreadable(self, where: str, error: Exception) -> None:
+        """Record a record the importer failed on (a safety net: the import goes on)."""
+        self.problem(where, f"cannot read ({type(error).__name__}: {error})")
+        self.skip("unreadable record")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,

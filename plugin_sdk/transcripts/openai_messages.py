@@ -30,6 +30,7 @@ from .text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
     placeholder,
     tool_call,
+    tool_name,
     tool_output,
     tool_result,
 )
@@ -49,6 +50,8 @@ def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> T
         raise TranscriptError(
             f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from error
+    except RecursionError as error:
+        raise TranscriptError(f"{path}: JSON nested too deeply to read") from error
     return from_data(data, report, conversation=path.stem, tool_output_chars=tool_output_chars)
 
 
@@ -61,7 +64,8 @@ def from_data(
 ) -> Transcript:
     """Import already-parsed JSON (a list of messages or ``{"messages": [...]}``)."""
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        conversation = str(data.get("id") or conversation)
+        if isinstance(data.get("id"), (str, int)) and str(data["id"]):
+            conversation = str(data["id"])
         raw_messages = data["messages"]
     elif isinstance(data, list):
         raw_messages = data
@@ -72,7 +76,10 @@ def from_data(
     reader = _Reader(report, conversation, tool_output_chars)
     messages: list[Message] = []
     for index, raw in enumerate(raw_messages):
-        messages.extend(reader.message(index, raw))
+        try:
+            messages.extend(reader.message(index, raw))
+        except Exception as error:  # a safety net: one odd record never stops an import
+            report.unreadable(f"messages[{index}]", error)
     report.messages = len(messages)
     report.conversations = 1 if messages else 0
     return Transcript(messages, report)
@@ -102,7 +109,7 @@ class _Reader:
             return self.make("assistant", self.assistant(raw, where), where)
         if role in ("tool", "function"):
             call_id = raw.get("tool_call_id")
-            name = raw.get("name") or self.tool_names.get(str(call_id)) or None
+            name = tool_name(raw.get("name")) or self.tool_names.get(str(call_id))
             output = tool_output(self.report, self.content(raw.get("content"), where), self.limit)
             return self.make("tool", tool_result(name, output), where, tool=name)
         self.report.skip(f"role {role!r}" if isinstance(role, str) else "message without a role")
@@ -116,7 +123,9 @@ class _Reader:
         if isinstance(audio, dict):
             transcript = audio.get("transcript")
             pieces.append(
-                f"[audio] {transcript}" if transcript else placeholder(self.report, "audio")
+                f"[audio] {transcript}"
+                if isinstance(transcript, str) and transcript.strip()
+                else placeholder(self.report, "audio")
             )
         calls = raw.get("tool_calls") or []
         if not isinstance(calls, list):
@@ -130,8 +139,8 @@ class _Reader:
             if not isinstance(function, dict):
                 self.report.skip("tool call without a function")
                 continue
-            name = function.get("name")
-            if isinstance(call.get("id"), str) and isinstance(name, str):
+            name = tool_name(function.get("name"))
+            if isinstance(call.get("id"), str) and name:
                 self.tool_names[call["id"]] = name
             pieces.append(tool_call(name, function.get("arguments")))
         return "\n".join(piece for piece in pieces if piece)

@@ -19,24 +19,24 @@ ARGUMENT_CHARS = 80
 SUMMARY_CHARS = 240
 
 
-def placeholder(report: ImportReport, kind: str, label: str | None = None) -> str:
-    """``[kind]`` or ``[kind: label]``, counted in the report."""
+def placeholder(report: ImportReport, kind: str, label: Any = None) -> str:
+    """``[kind]`` or ``[kind: label]``, counted in the report; a label that is not text is left out."""
     report.placeholders[kind] += 1
-    label = " ".join(label.split()) if label else ""
+    label = " ".join(label.split()) if isinstance(label, str) else ""
     return f"[{kind}: {label}]" if label else f"[{kind}]"
 
 
-def media_placeholder(report: ImportReport, mime: str | None, label: str | None = None) -> str:
+def media_placeholder(report: ImportReport, mime: Any, label: Any = None) -> str:
     """A placeholder named after a MIME type's family: image, audio, video, else file."""
-    family = (mime or "").split("/", 1)[0].lower()
+    family = mime.split("/", 1)[0].lower() if isinstance(mime, str) else ""
     kind = family if family in ("image", "audio", "video") else "file"
     return placeholder(report, kind, label)
 
 
-def tool_call(name: str | None, arguments: Any) -> str:
+def tool_call(name: Any, arguments: Any) -> str:
     """A one-line summary of a tool call: its name and shortened arguments."""
     summary = summarize_arguments(arguments)
-    label = name or "unnamed tool"
+    label = tool_name(name) or "unnamed tool"
     return f"[tool call {label}: {summary}]" if summary else f"[tool call {label}]"
 
 
@@ -45,7 +45,7 @@ def summarize_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return _cut(" ".join(arguments.split()), SUMMARY_CHARS)
     if isinstance(arguments, dict):
         pieces = [f"{key}={_value(value)}" for key, value in arguments.items()]
@@ -65,11 +65,25 @@ def tool_output(report: ImportReport, text: str, limit: int) -> str:
     return f"{kept}\n[... {len(text) - len(kept):,} more characters of tool output not imported]"
 
 
-def tool_result(name: str | None, output: str, *, error: bool = False) -> str:
+def tool_result(name: Any, output: str, *, error: bool = False) -> str:
     """The text of a ``tool`` message: a header line and the output."""
-    label = name or "unknown tool"
+    label = tool_name(name) or "unknown tool"
     header = f"[tool result {label}{', error' if error else ''}]"
     return f"{header}\n{output}" if output.strip() else header
+
+
+def tool_name(value: Any) -> str | None:
+    """A tool's name as a record gives it: a non-blank string on one line, else ``None``."""
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.split()) or None
+
+
+def text_of(value: Any) -> str | None:
+    """A text field's value: the string, ``""`` for null or missing, ``None`` for anything else."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else None
 
 
 def _value(value: Any) -> str:
