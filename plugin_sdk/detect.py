@@ -2,7 +2,7 @@
 
 :func:`run_detectors` fires the ``detect_patterns`` hook for a project and
 files every draft it returns (``memsdk queue detect`` runs it). File drafts
-are made exact against the target repository first (``actuate.resolve``). A
+are made exact against the target repository first (``drafts.resolve``). A
 draft is not filed when an identical proposal is pending (the queue files it
 once), when a person already rejected or applied the same change, or when
 the target already has what it asks for; the report says which and why.
@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .actuate import Target, resolve
 from .diffs import InvalidProposal, check_diff_type
+from .drafts import resolve
 from .errors import MemsdkError
 from .proposals import ProposalDraft, diff_hash, propose
+from .target import Target
 
 if TYPE_CHECKING:
     from .store import Store

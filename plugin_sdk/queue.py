@@ -19,7 +19,7 @@ older than :data:`APPLY_LEASE` (the first was interrupted).
 Every step is recorded in ``proposal_events`` (who, when, what). An apply that
 fails marks the proposal ``failed`` with the reason, keeps nothing of the change
 (the store write is rolled back; no branch or ref is left), and raises
-:class:`~plugin_sdk.actuate.ApplyFailed`. A wrong id raises
+:class:`~plugin_sdk.target.ApplyFailed`. A wrong id raises
 :class:`~plugin_sdk.errors.NotFound`.
 """
 
@@ -42,6 +42,7 @@ from .proposals import (
     get,
     record_event,
 )
+from .target import ApplyFailed, Target
 from .undo import RowChange, UndoRefused, record, revert
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class WrongStatus(QueueError):
 
 
 def approve(
-    store: Store, proposal_id: int, *, target: actuate.Target | None = None, actor: str = "user"
+    store: Store, proposal_id: int, *, target: Target | None = None, actor: str = "user"
 ) -> Proposal:
     """Approve a proposal and apply it; the applied proposal, or :class:`ApplyFailed`.
 
@@ -76,7 +77,7 @@ def approve(
         )
     if proposal.diff_type == "memory_entry":
         return _apply_memory(store, proposal_id, actor)
-    return _apply_file(store, proposal_id, target or actuate.Target(), actor)
+    return _apply_file(store, proposal_id, target or Target(), actor)
 
 
 def reject(store: Store, proposal_id: int, *, actor: str = "user", reason: str = "") -> Proposal:
@@ -223,11 +224,11 @@ def _apply_memory(store: Store, proposal_id: int, actor: str) -> Proposal:
         if not claimed:
             raise
         _failed(store, proposal_id, None, actor, str(error))
-        raise actuate.ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
+        raise ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
     return get(store, proposal_id)
 
 
-def _apply_file(store: Store, proposal_id: int, target: actuate.Target, actor: str) -> Proposal:
+def _apply_file(store: Store, proposal_id: int, target: Target, actor: str) -> Proposal:
     with store.atomic():
         proposal, claim = _claim_approval(store, proposal_id, actor)
     rendered = actuate.unified(
@@ -237,7 +238,7 @@ def _apply_file(store: Store, proposal_id: int, target: actuate.Target, actor: s
         result = actuate.apply_file(proposal, target, actor=actor, rendered=rendered)
     except MemsdkError as error:
         _failed(store, proposal_id, claim, actor, str(error))
-        raise actuate.ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
+        raise ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
     try:
         with store.atomic():
             undo_git = {k: result[k] for k in ("repo", "branch", "commit", "description")}

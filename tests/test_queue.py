@@ -12,7 +12,6 @@ from sqlite_utils import Database
 
 from plugin_sdk import NotFound, Store, hookimpl, validate_pack
 from plugin_sdk import queue as q
-from plugin_sdk.actuate import ApplyFailed
 from plugin_sdk.dreamer import Dreamer
 from plugin_sdk.migrations import migrations
 from plugin_sdk.proposals import (
@@ -23,6 +22,7 @@ from plugin_sdk.proposals import (
     pending,
     propose,
 )
+from plugin_sdk.target import ApplyFailed
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 from plugin_sdk.undo import UndoRefused, tables
 

@@ -15,10 +15,11 @@ import pytest
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk import queue as q
-from plugin_sdk.actuate import ApplyFailed, Target, add_note, resolve
 from plugin_sdk.detect import file_draft
+from plugin_sdk.drafts import add_note, resolve
 from plugin_sdk.gitapply import GitError, Repo
 from plugin_sdk.proposals import InvalidProposal, ProposalDraft, events, get, propose
+from plugin_sdk.target import ApplyFailed, Target
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 from plugin_sdk.undo import UndoRefused
 

@@ -12,8 +12,8 @@ import pytest
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk import queue as q
-from plugin_sdk.actuate import Target
 from plugin_sdk.proposals import events, get, propose
+from plugin_sdk.target import Target
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 from plugin_sdk.undo import tables
 

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import click
 
 from .. import queue as q
-from ..actuate import SETTINGS_FILE, SKILLS_DIR, Target
 from ..detect import file_draft, run_detectors
 from ..errors import MemsdkError
 from ..proposals import STATUSES, Proposal, ProposalDraft, get, list_proposals
 from ..review import render, render_diff
+from ..target import SETTINGS_FILE, SKILLS_DIR, Target
 from .common import JSON_OPTION, echo_json, open_store, store_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,25 +58,46 @@ def repo_options(default: str) -> Callable[[F], F]:
     return add
 
 
-def file_options(fn: F) -> F:
-    """Where drafts land in the repository."""
-    fn = click.option(
-        "--skills-dir",
-        default=SKILLS_DIR,
-        show_default=True,
-        help="Skills go in NAME/SKILL.md here.",
-    )(fn)
-    fn = click.option(
-        "--settings-file",
-        default=SETTINGS_FILE,
-        show_default=True,
-        help="The settings JSON whose permissions.allow takes allowlist entries.",
-    )(fn)
-    return click.option(
-        "--instructions-file",
-        envvar="PLUGIN_SDK_INSTRUCTIONS_FILE",
-        help="The agent's instructions file (default: CLAUDE.md, or AGENTS.md if only it exists).",
-    )(fn)
+def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``--repo``, ``--base`` and where drafts land in the repository, passed as ``target``."""
+
+    @functools.wraps(fn)
+    def with_target(
+        *args: Any,
+        repo: str | None,
+        base: str,
+        instructions_file: str | None,
+        settings_file: str,
+        skills_dir: str,
+        **kwargs: Any,
+    ) -> Any:
+        target = Target(repo, instructions_file, settings_file, skills_dir, base)
+        return fn(*args, target=target, **kwargs)
+
+    options = [
+        click.option(
+            "--instructions-file",
+            envvar="PLUGIN_SDK_INSTRUCTIONS_FILE",
+            help="The agent's instructions file (default: CLAUDE.md, or AGENTS.md if only "
+            "it exists).",
+        ),
+        click.option(
+            "--settings-file",
+            default=SETTINGS_FILE,
+            show_default=True,
+            help="The settings JSON whose permissions.allow takes allowlist entries.",
+        ),
+        click.option(
+            "--skills-dir",
+            default=SKILLS_DIR,
+            show_default=True,
+            help="Skills go in NAME/SKILL.md here.",
+        ),
+    ]
+    command: Callable[..., Any] = with_target
+    for option in reversed(options):
+        command = option(command)
+    return repo_options("the current directory")(command)
 
 
 @click.group()
@@ -279,25 +302,14 @@ def undo(proposal_id: int, actor: str, db: str | None, project: str | None, as_j
 
 
 @queue.command()
-@repo_options("the current directory")
-@file_options
+@target_options
 @store_options
 @JSON_OPTION
-def detect(
-    repo: str | None,
-    base: str,
-    instructions_file: str | None,
-    settings_file: str,
-    skills_dir: str,
-    db: str | None,
-    project: str | None,
-    as_json: bool,
-) -> None:
+def detect(target: Target, db: str | None, project: str | None, as_json: bool) -> None:
     """Run the detectors (the detect_patterns hook) and file what they find.
 
     File drafts are made exact against the target repository at --base.
     """
-    target = Target(repo, instructions_file, settings_file, skills_dir, base)
     with open_store(db, project) as store:
         report = run_detectors(store, target=target)
     if as_json:
@@ -316,8 +328,7 @@ def detect(
 @click.option("--section", help="The heading to add the note under (default: Notes from memory).")
 @click.option("--rationale", default="a note filed by hand", show_default=True, help="Why.")
 @click.option("evidence", "--evidence", type=int, multiple=True, help="A memory id; repeatable.")
-@repo_options("the current directory")
-@file_options
+@target_options
 @store_options
 @JSON_OPTION
 def note(
@@ -325,17 +336,12 @@ def note(
     section: str | None,
     rationale: str,
     evidence: tuple[int, ...],
-    repo: str | None,
-    base: str,
-    instructions_file: str | None,
-    settings_file: str,
-    skills_dir: str,
+    target: Target,
     db: str | None,
     project: str | None,
     as_json: bool,
 ) -> None:
     """Propose a note for the instructions file (a claude_md proposal)."""
-    target = Target(repo, instructions_file, settings_file, skills_dir, base)
     draft_diff: dict[str, Any] = (
         {"note": text} if section is None else {"note": text, "section": section}
     )
@@ -343,13 +349,7 @@ def note(
     with open_store(db, project) as store:
         filed = file_draft(store, draft, target=target)
     if as_json:
-        echo_json(
-            {
-                "proposal_id": filed.proposal_id,
-                "already_pending": filed.already_pending,
-                "reason": filed.reason,
-            }
-        )
+        echo_json(attrs.asdict(filed))
     elif filed.proposal_id is not None:
         click.echo(f"Filed proposal {filed.proposal_id}")
     elif filed.already_pending:
