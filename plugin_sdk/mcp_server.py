@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .store import Store
 
 SERVER_NAME = "memsdk"
+MAX_INTEGER = 2**63 - 1  # SQLite's largest integer: a larger id or budget is refused up front
 INJECT_URI = "memsdk://inject"
 PROMPT_NAME = "memory"
 SOURCE = "mcp"
@@ -115,7 +116,12 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             "(memsdk init --pack NAME, or memsdk mcp --pack NAME)"
         )
     category = {"type": "string", "enum": [c.name for c in categories]}
-    memory_id = {"type": "integer", "minimum": 1, "description": "A memory id, as in [id]."}
+    memory_id = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_INTEGER,
+        "description": "A memory id, as in [id].",
+    }
     importance = {"type": "integer", "minimum": 1, "maximum": 100}
     listing = "\n".join(
         f"- {c.name} ({c.kind}): {_first_sentence(c.value('definition'))}" for c in categories
@@ -166,7 +172,10 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             "A header's details in order (what the table of contents summarizes), "
             "or the memory itself when it heads nothing.",
             _object(
-                {"id": memory_id, "budget": {"type": "integer", "minimum": 1}},
+                {
+                    "id": memory_id,
+                    "budget": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},
+                },
                 ["id"],
             ),
             _expand,
@@ -225,6 +234,14 @@ def call_tool(
         return Outcome(f"{name}: {error}", None, is_error=True)
     except sqlite3.Error as error:
         return Outcome(f"{name}: store: {error}", None, is_error=True)
+    except (OverflowError, ValueError, TypeError) as error:
+        # What the schema let through and the handler still could not use
+        # (a number too large for SQLite, say) is the caller's to fix.
+        return Outcome(
+            f"{name}: cannot use these arguments ({type(error).__name__}: {error})",
+            None,
+            is_error=True,
+        )
     return Outcome(text, data)
 
 

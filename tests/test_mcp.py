@@ -19,7 +19,14 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store, inject_toc, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME, call_tool, tool_specs
+from plugin_sdk.mcp_server import (
+    INJECT_URI,
+    INSTALL_HINT,
+    PROMPT_NAME,
+    ToolSpec,
+    call_tool,
+    tool_specs,
+)
 from plugin_sdk.testing import pack_document
 
 mcp = pytest.importorskip("mcp")
@@ -218,6 +225,55 @@ def test_errors_come_back_as_tool_errors_naming_the_problem(db):
         assert still.structured_content["category"] == "ORCHARD_GRAFTS"
 
     run(db, scenario)
+
+
+def test_integers_out_of_range_are_tool_errors_not_protocol_errors(db):
+    big = 10**30
+    seen: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        seen.update({tool.name: tool.input_schema for tool in listed.tools})
+        got = await session.call_tool("memory_get", {"id": big})
+        assert got.is_error
+        assert text_of(got) == (
+            f"memory_get: argument id: {big} is greater than the maximum of {2**63 - 1}"
+        )
+        for name, args in (
+            ("memory_expand", {"id": 1, "budget": big}),
+            ("memory_merge", {"source_ids": [1, big], "into": 1}),
+            ("memory_update", {"id": -big, "pinned": True}),
+        ):
+            outcome = await session.call_tool(name, args)
+            assert outcome.is_error, text_of(outcome)
+            assert text_of(outcome).startswith(f"{name}: argument ")
+        assert not (await session.call_tool("memory_get", {"id": 1})).is_error
+
+    run(db, scenario)
+    integers = [
+        spec
+        for schema in seen.values()
+        for spec in [*schema["properties"].values(), schema["properties"].get("source_ids", {})]
+        for spec in [spec, spec.get("items", {})]
+        if spec.get("type") == "integer"
+    ]
+    assert integers and all(
+        spec["minimum"] >= -(2**63) and spec["maximum"] <= 2**63 - 1 for spec in integers
+    )
+
+
+def test_an_argument_the_handler_cannot_use_is_a_tool_error(db):
+    def overflow(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        raise OverflowError("Python int too large to convert to SQLite INTEGER")
+
+    spec = ToolSpec("memory_odd", "odd", {"type": "object", "properties": {}}, overflow)
+    with Store(db, project=PROJECT) as store:
+        outcome = call_tool(store, [spec], "memory_odd", {})
+    assert outcome.is_error
+    assert outcome.text == (
+        "memory_odd: cannot use these arguments "
+        "(OverflowError: Python int too large to convert to SQLite INTEGER)"
+    )
 
 
 def test_the_memory_block_is_a_resource_and_a_prompt(db):
