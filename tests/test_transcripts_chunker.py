@@ -93,6 +93,23 @@ def test_a_single_huge_line_is_split_between_words_and_a_huge_word_inside_it():
     assert all(COUNTER.count(piece) <= 100 for piece in pieces)
 
 
+def test_splitting_a_long_line_counts_a_few_times_per_piece_not_once_per_word():
+    words = " ".join(f"w{i}" for i in range(20_000))
+    counted: list[int] = []
+
+    def fits(piece: str) -> bool:
+        counted.append(len(piece))
+        return len(piece.split()) <= 1000
+
+    pieces = split_text(words, fits)
+    assert "".join(pieces) == words
+    assert [len(p.split()) for p in pieces] == [1000] * 20  # each as full as it can be
+    # A galloping search: a few dozen counts per piece (it was one per word),
+    # and never of much more than a piece's own length.
+    assert len(counted) < 40 * len(pieces)
+    assert sum(counted) < 40 * len(words)
+
+
 def test_the_budget_has_a_floor():
     with pytest.raises(ValueError, match=f"at least {MIN_BUDGET} tokens"):
         chunk_messages([message("hi")], COUNTER, budget=MIN_BUDGET - 1)
