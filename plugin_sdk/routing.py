@@ -79,7 +79,9 @@ class RetainPolicy:
 def policy(store: Store) -> RetainPolicy:
     """The store's effective retain policy (cached per set of installed pack documents)."""
     rows = list(
-        store.db.query("SELECT name, content_hash, document FROM packs ORDER BY installed_at, rowid")
+        store.db.query(
+            "SELECT name, content_hash, document FROM packs ORDER BY installed_at, rowid"
+        )
     )
     key = tuple((row["name"], row["content_hash"]) for row in rows)
     cached = store.__dict__.get("_retain_policy_cache")
