@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .errors import MemsdkError
 from .hookspecs import hookimpl
 from .hooktypes import Prompt
 from .install import UpgradeReport
@@ -28,6 +29,10 @@ from .tokens import TokenCounter
 
 ModelFunction = Callable[[Prompt], str | None]
 MODEL_PLUGIN_NAME = "host-model"
+
+
+class ModelConflict(MemsdkError, ValueError):
+    """The plugin manager already carries another host model."""
 
 
 class HostModel:
@@ -67,7 +72,9 @@ def open_store(
         from the current directory's git repository.
     :param model: a function ``complete(prompt) -> str`` (wrapped in
         :class:`HostModel`), or any plugin object implementing
-        ``model_complete``; registered as ``host-model``.
+        ``model_complete``; registered as ``host-model`` (a second store on the
+        same ``plugins`` shares it; another model there is refused with
+        :class:`ModelConflict`). A failed open unregisters it again.
     :param packs: pack names or files to install when the store does not have
         them yet (in one transaction). A pack already installed is left as it
         is, whatever its version: upgrading is a deliberate step
@@ -77,21 +84,46 @@ def open_store(
         installed third-party plugins, filtered by ``PLUGIN_SDK_LOAD_PLUGINS``).
     """
     manager = plugins if plugins is not None else make_plugin_manager()
-    if model is not None:
-        manager.register(model_plugin(model), name=MODEL_PLUGIN_NAME)
-    store = Store(
-        default_db_path() if path is None else path,
-        project=project,
-        tokenizer=tokenizer,
-        clock=clock,
-        plugins=manager,
-    )
+    registered = model is not None and register_model(manager, model)
     try:
-        ensure_packs(store, packs)
+        store = Store(
+            default_db_path() if path is None else path,
+            project=project,
+            tokenizer=tokenizer,
+            clock=clock,
+            plugins=manager,
+        )
+        try:
+            ensure_packs(store, packs)
+        except BaseException:
+            store.close()
+            raise
     except BaseException:
-        store.close()
+        if registered:  # a failed open leaves the caller's manager as it was
+            manager.unregister(name=MODEL_PLUGIN_NAME)
         raise
     return store
+
+
+def register_model(manager: PluginManager, model: object) -> bool:
+    """Register ``model`` as ``host-model``; ``False`` if the manager already has that model.
+
+    The model answers ``model_complete`` for every store on the manager, so
+    another model on a manager that has one is refused (:class:`ModelConflict`)
+    rather than left to answer for both.
+    """
+    plugin = model_plugin(model)
+    existing = manager.get_plugin(MODEL_PLUGIN_NAME)
+    if existing is None:
+        manager.register(plugin, name=MODEL_PLUGIN_NAME)
+        return True
+    if existing is model or (isinstance(existing, HostModel) and existing.complete == model):
+        return False
+    raise ModelConflict(
+        f"this plugin manager already has a host model ({MODEL_PLUGIN_NAME!r}), and it "
+        "answers for every store on the manager; open a store with another model on its "
+        "own plugin manager (leave plugins= out)"
+    )
 
 
 def model_plugin(model: object) -> object:

@@ -28,7 +28,9 @@ from plugin_sdk import (
     open_store,
     run_historian,
 )
-from plugin_sdk.testing import ScriptedModel, pack_document
+from plugin_sdk.errors import StoreError
+from plugin_sdk.host import ModelConflict
+from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "host" / "host.py"
@@ -239,3 +241,59 @@ def test_the_model_is_a_function_or_a_plugin(tmp_path):
     with pytest.raises(TypeError, match="model must be a function"):
         open_store(tmp_path / "d.db", project="p", model="gpt")
     assert isinstance(HostModel(complete), HostModel)
+
+
+def test_two_stores_share_a_plugin_manager_and_its_model(tmp_path):
+    plugins = fresh_plugin_manager()
+    pack = garden_pack(tmp_path, "garden", "GARDEN_LOG")
+    asked: list[str] = []
+
+    def complete(prompt: Prompt) -> str:
+        asked.append(prompt.purpose)
+        return "<no-facts/>"
+
+    chunk = [{"role": "user", "content": "Nothing worth keeping here."}]
+    with (
+        open_store(
+            tmp_path / "a.db", project="p", model=complete, packs=[pack], plugins=plugins
+        ) as first,
+        open_store(
+            tmp_path / "b.db", project="q", model=complete, packs=[pack], plugins=plugins
+        ) as second,
+    ):
+        assert first.plugins is second.plugins is plugins
+        assert [name for name, _ in plugins.list_name_plugin()].count("host-model") == 1
+        assert run_historian(first, chunk).nothing_new and run_historian(second, chunk).nothing_new
+    assert asked == ["historian", "historian"]
+    scripted = ScriptedModel(["<no-facts/>"])
+    again = fresh_plugin_manager()
+    for name in ("c.db", "d.db"):  # the same plugin object is reused as well
+        open_store(tmp_path / name, project="p", model=scripted, plugins=again).close()
+    assert again.get_plugin("host-model") is scripted
+
+
+def test_another_model_on_a_manager_that_has_one_is_refused(tmp_path):
+    plugins = fresh_plugin_manager()
+    with open_store(tmp_path / "a.db", project="p", model=lambda prompt: "a", plugins=plugins):
+        registered = plugins.get_plugin("host-model")
+        with pytest.raises(ModelConflict, match="already has a host model"):
+            open_store(tmp_path / "b.db", project="p", model=lambda prompt: "b", plugins=plugins)
+        assert plugins.get_plugin("host-model") is registered
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_a_failed_open_leaves_no_model_registered(tmp_path):
+    plugins = fresh_plugin_manager()
+    scripted = ScriptedModel([])
+    with pytest.raises(PackError, match="no-such-pack"):
+        open_store(tmp_path / "m.db", project="p", model=scripted, packs=["no-such-pack"],
+                   plugins=plugins)  # fmt: skip
+    assert plugins.get_plugin("host-model") is None
+    with pytest.raises(StoreError, match="cannot open store"):
+        open_store(tmp_path, project="p", model=scripted, plugins=plugins)  # a directory
+    assert plugins.get_plugin("host-model") is None
+    # A model that was already there stays when a later open fails.
+    with open_store(tmp_path / "m.db", project="p", model=scripted, plugins=plugins):
+        with pytest.raises(StoreError):
+            open_store(tmp_path, project="p", model=scripted, plugins=plugins)
+        assert plugins.get_plugin("host-model") is scripted
