@@ -16,9 +16,11 @@ moves its configuration, and ``llm`` plugins add models.
 
 The adapter answers before other ``model_complete`` implementations
 (``tryfirst``): a host that registers it chose this model explicitly.
-A memsdk prompt is sent as llm's ``system`` and, for the usual single user
-message, its ``prompt``; several messages go as llm messages where the
-installed ``llm`` supports them, else as one transcript-style prompt.
+The usual memsdk prompt (a system text and one user message) is sent as
+llm's ``system`` and ``prompt``. Several messages go as llm messages where
+the installed ``llm`` supports them, the system text once as the leading
+``llm.system()`` message (with ``messages=`` llm takes the list as the whole
+conversation); else as one transcript-style prompt under ``system``.
 """
 
 from __future__ import annotations
@@ -86,27 +88,31 @@ class LlmModel:
     def complete(self, prompt: Prompt) -> str:
         """Send a memsdk prompt to the model; return the reply text."""
         model = self.model
-        kwargs: dict[str, Any] = {"system": prompt.system or None, "stream": False}
+        kwargs: dict[str, Any] = {"stream": False}
         if self.key is not None:
             kwargs["key"] = self.key
         messages = prompt.messages
+        text: str | None
+        llm = import_llm()
+        # llm.system() / user() / assistant() build messages in llm versions that take them.
+        makers = {
+            role: getattr(llm, role)
+            for role in ("system", "user", "assistant")
+            if hasattr(llm, role)
+        }
         if len(messages) == 1 and messages[0]["role"] == "user":
-            text: str | None = messages[0]["content"]
+            text, kwargs["system"] = messages[0]["content"], prompt.system or None
+        elif len(makers) == 3 and all(m["role"] in makers for m in messages):
+            # With messages=, llm takes the list as the whole conversation; the
+            # system prompt goes once, as its leading message (as llm's own
+            # conversations store it), not also as system=, which an adapter
+            # reading both prompt.system and prompt.messages would send twice.
+            lead = [llm.system(prompt.system)] if prompt.system else []
+            kwargs["messages"] = lead + [makers[m["role"]](m["content"]) for m in messages]
+            text = None
         else:
-            llm = import_llm()
-            # llm.user() / llm.assistant() build messages in llm versions that take them.
-            # The system prompt leads the messages too, as in llm's own conversations.
-            makers = {
-                role: getattr(llm, role)
-                for role in ("system", "user", "assistant")
-                if hasattr(llm, role)
-            }
-            if len(makers) == 3 and all(m["role"] in makers for m in messages):
-                lead = [llm.system(prompt.system)] if prompt.system else []
-                kwargs["messages"] = lead + [makers[m["role"]](m["content"]) for m in messages]
-                text = None
-            else:
-                text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+            text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+            kwargs["system"] = prompt.system or None
         self.calls += 1
         try:
             response = model.prompt(text, **kwargs, **self.options)

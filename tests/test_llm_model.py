@@ -45,6 +45,9 @@ class HarbourModel(llm.Model):
                 "system": prompt.system,
                 "prompt": prompt.prompt,
                 "roles": [m.role for m in prompt.messages],
+                "texts": [
+                    "".join(getattr(part, "text", "") for part in m.parts) for m in prompt.messages
+                ],
             }
         )
         if not self.answers:
@@ -149,8 +152,30 @@ def test_several_messages_go_to_llm_as_messages(harbour):
         ],
     )
     assert model.complete(prompt) == "ok"
-    assert harbour.seen[0]["roles"] == ["system", "user", "assistant", "user"]
+    sent = harbour.seen[0]
+    assert sent["roles"] == ["system", "user", "assistant", "user"]
+    assert sent["texts"] == ["Be brief.", "first", "second", "third"]
+    # The system prompt goes once: as the leading message, not also as system=
+    # (which an adapter reading both prompt.system and prompt.messages would send twice).
+    assert sent["system"] == ""
     assert model.calls == 1
+
+
+def test_the_system_prompt_is_sent_once_either_way(harbour):
+    harbour.answers += ["one", "two"]
+    model = LlmModel(MODEL_ID)
+    model.complete(Prompt("test", "Be brief.", [{"role": "user", "content": "only"}]))
+    model.complete(
+        Prompt(
+            "test",
+            "",
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}],
+        )
+    )
+    single, several = harbour.seen
+    assert (single["system"], single["prompt"]) == ("Be brief.", "only")
+    assert single["roles"] == ["system", "user"]  # llm's own view of system= and the prompt
+    assert several["roles"] == ["user", "assistant"] and several["system"] == ""
 
 
 def test_an_unknown_model_is_one_clear_error(harbour):
