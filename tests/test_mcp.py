@@ -19,14 +19,8 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store, inject_toc, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.mcp_server import (
-    INJECT_URI,
-    INSTALL_HINT,
-    PROMPT_NAME,
-    ToolSpec,
-    call_tool,
-    tool_specs,
-)
+from plugin_sdk.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME
+from plugin_sdk.mcp_tools import ToolSpec, call_tool, tool_specs
 from plugin_sdk.testing import pack_document
 
 mcp = pytest.importorskip("mcp")
