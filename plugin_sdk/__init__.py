@@ -38,7 +38,7 @@ from .historian import (
 )
 from .hookspecs import hookimpl
 from .hooktypes import DreamerTask, Prompt
-from .host import HostModel, ensure_packs, open_store
+from .host import HostModel, ModelConflict, ensure_packs, open_store
 from .inject import Delta, Expansion, Injection, delta, expand
 from .inject import inject as inject_toc  # the module keeps the name plugin_sdk.inject
 from .memories import InvalidMemory, MergeRefused
@@ -67,6 +67,7 @@ __all__ = [
     "MemsdkError",
     "MergeRefused",
     "MigrationRequired",
+    "ModelConflict",
     "NoModel",
     "NotFound",
     "Pack",
