@@ -32,22 +32,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from importlib import metadata
 from pathlib import Path
 from random import Random
 from typing import Any
 
 import attrs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_store import environment, load_average
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk import retain as retain_module
@@ -274,48 +273,11 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def load_average() -> list[float] | None:
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except OSError:
-        return None
-
-
-def environment() -> dict[str, Any]:
-    try:
-        commit = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=7"],
-            cwd=Path(__file__).resolve().parent,
-            capture_output=True,
-            text=True,
-            check=False,
-        ).stdout.strip()
-    except OSError:
-        commit = ""
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "memsdk": metadata.version("memsdk"),
-        "sqlite_utils": metadata.version("sqlite-utils"),
-        "commit": commit,
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "loadavg_start": load_average(),
-    }
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    results: dict[str, Any] = {"environment": environment(), "args": vars(args)}
+    results: dict[str, Any] = {
+        "environment": environment(args.dir or tempfile.gettempdir()),
+        "args": vars(args),
+    }
     with tempfile.TemporaryDirectory(prefix="memsdk-bench-retain-", dir=args.dir) as tmp_name:
         tmp = Path(tmp_name)
         probe = Store(tmp / "probe.db", project=PROJECT)

@@ -22,7 +22,6 @@ the most literal segments, then the most segments, then the earliest rule.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -183,23 +182,7 @@ def pattern_sql(pattern: str) -> tuple[str, list[Any]]:
 
 def grid(store: Store) -> Grid:
     """The store's effective grid, from its installed packs (:class:`NoGrid` if none has one)."""
-    documents = tuple(
-        (row["name"], row["content_hash"])
-        for row in store.db.query(
-            "SELECT name, content_hash FROM packs ORDER BY installed_at, rowid"
-        )
-    )
-    cached = getattr(store, "_grid_cache", None)
-    if cached and cached[0] == documents:
-        result: Grid = cached[1]
-        return result
-    docs = [
-        (row["name"], json.loads(row["document"]))
-        for row in store.db.query("SELECT name, document FROM packs ORDER BY installed_at, rowid")
-    ]
-    result = merge(docs)
-    store._grid_cache = (documents, result)  # keyed by the packs' content hashes
-    return result
+    return store.packs.derived("grid", merge)
 
 
 def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: bool = True) -> Grid:

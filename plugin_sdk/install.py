@@ -19,8 +19,8 @@ Every change lands in ``criteria_history``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import attrs
 
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from .store import Store
 
 CATEGORY_ATTRIBUTES = ("kind", "priority", "promotable", "label")
+
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -74,9 +77,38 @@ class Packs:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        self._derived: dict[str, tuple[Any, Any]] = {}  # see derived()
 
     def installed(self) -> list[InstalledPack]:
         return [InstalledPack(**row) for row in self.db.query("SELECT * FROM packs ORDER BY name")]
+
+    def derived(self, name: str, build: Callable[[list[tuple[str, dict[str, Any]]]], T]) -> T:
+        """A policy built from the installed packs' documents, in install order.
+
+        ``build`` gets ``[(pack name, document), ...]`` (install time, then
+        rowid: the order in which "the first pack to set a value owns it"); the
+        result is cached under ``name`` until a pack is installed or upgraded.
+        The grid (``grid.py``) and the retain policy (``routing.py``) are built
+        this way.
+        """
+        key = tuple(
+            (row["name"], row["content_hash"])
+            for row in self.db.query(
+                "SELECT name, content_hash FROM packs ORDER BY installed_at, rowid"
+            )
+        )
+        cached = self._derived.get(name)
+        if cached is not None and cached[0] == key:
+            return cast(T, cached[1])
+        documents = [
+            (row["name"], json.loads(row["document"]))
+            for row in self.db.query(
+                "SELECT name, document FROM packs ORDER BY installed_at, rowid"
+            )
+        ]
+        result = build(documents)
+        self._derived[name] = (key, result)
+        return result
 
     def get(self, name: str) -> InstalledPack:
         for pack in self.installed():

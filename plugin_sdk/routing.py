@@ -20,7 +20,6 @@ missing ones), and the merged thresholds must not cross.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -77,20 +76,8 @@ class RetainPolicy:
 
 
 def policy(store: Store) -> RetainPolicy:
-    """The store's effective retain policy (cached per set of installed pack documents)."""
-    rows = list(
-        store.db.query(
-            "SELECT name, content_hash, document FROM packs ORDER BY installed_at, rowid"
-        )
-    )
-    key = tuple((row["name"], row["content_hash"]) for row in rows)
-    cached = store.__dict__.get("_retain_policy_cache")
-    if cached and cached[0] == key:
-        result: RetainPolicy = cached[1]
-        return result
-    result = merge((row["name"], json.loads(row["document"])) for row in rows)
-    store.__dict__["_retain_policy_cache"] = (key, result)
-    return result
+    """The store's effective retain policy (cached until a pack is installed or upgraded)."""
+    return store.packs.derived("retain", merge)
 
 
 def merge(documents: Iterable[tuple[str, Mapping[str, Any]]]) -> RetainPolicy:

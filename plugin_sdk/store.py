@@ -59,7 +59,6 @@ class Store:
         self.path = str(path)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
-        self._grid_cache: tuple[Any, Any] | None = None  # see grid.grid()
         self.plugins = plugins if plugins is not None else make_plugin_manager()
         self.tokenizer: TokenCounter = (
             tokenizer or self.plugins.hook.token_counter() or default_counter()
