@@ -49,10 +49,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import environment, load_average
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk import retain as retain_module
-from plugin_sdk.grid import grid
-from plugin_sdk.observations import observe
-from plugin_sdk.retain import BATCH_SIZE, RetainJob, RetainReport, retain
+from plugin_sdk.grid.core import grid
+from plugin_sdk.retain import job as retain_module
+from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, retain
+from plugin_sdk.retain.observations import observe
 
 PROJECT = "bench"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -50,7 +50,7 @@ from string import Formatter
 from typing import Any
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk.normalize import normalize, normalized_hash
+from plugin_sdk.store.normalize import normalize, normalized_hash
 
 PACK = "ops"
 PROJECT = "bench"

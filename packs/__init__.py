@@ -1,6 +1,6 @@
 """memsdk's built-in packs (installed as ``plugin_sdk_packs``).
 
-Each attribute is a pack file that the ``plugin_sdk.packs`` entry points in
+Each attribute is a pack file that the ``memsdk.packs`` entry points in
 memsdk's own ``pyproject.toml`` name, the same way a third-party pack is found.
 """
 

@@ -12,42 +12,141 @@ are ``memsdk``. Start with :class:`Store`::
 
 A host opens its store with its model and packs in one call,
 ``open_store(path, model=complete, packs=["dev"])``, then runs the session
-loop with ``inject_toc``, ``run_historian``, ``delta``, ``expand`` and
+loop with ``inject``, ``run_historian``, ``delta``, ``expand`` and
 ``Dreamer``; ``docs/host-guide.md`` walks through it. What ``__all__``
 lists is the host API.
 """
 
-from .dreamer import Dreamer, LeaseLost, RunReport, TaskBusy
-from .errors import (
-    DuplicateMemory,
-    MemsdkError,
-    MigrationRequired,
-    NotFound,
-    PackConflict,
-    PackError,
-    SchemaTooNew,
-    StoreError,
-    UnknownCategory,
-)
-from .historian import (
-    HistorianReplyError,
-    HistorianReport,
-    InvalidTranscript,
-    NoModel,
-    run_historian,
-)
-from .hookspecs import hookimpl
-from .hooktypes import DreamerTask, Prompt
-from .host import HostModel, ModelConflict, ensure_packs, open_store
-from .inject import Delta, Expansion, Injection, delta, expand
-from .inject import inject as inject_toc  # the module keeps the name plugin_sdk.inject
-from .memories import InvalidMemory, MergeRefused
-from .models import Category, Memory, SearchHit, WriteResult
-from .pack_sources import available_packs, resolve_pack
-from .packs import Pack, load_pack_file, validate_pack
-from .plugins import PluginManager, make_plugin_manager
-from .project import project_for
-from .store import Store
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plugin_sdk._lazy import exports
+
+if TYPE_CHECKING:  # what the table serves, for type checkers and editors
+    from plugin_sdk.errors import (
+        DuplicateMemory,
+        MemsdkError,
+        MigrationRequired,
+        NotFound,
+        PackConflict,
+        PackError,
+        SchemaTooNew,
+        StoreError,
+        UnknownCategory,
+    )
+    from plugin_sdk.host.opening import (
+        HostModel,
+        ModelConflict,
+        ensure_packs,
+        open_store,
+    )
+    from plugin_sdk.packs.documents import (
+        Pack,
+        load_pack_file,
+        validate_pack,
+    )
+    from plugin_sdk.packs.sources import (
+        available_packs,
+        resolve_pack,
+    )
+    from plugin_sdk.plugin.hookspecs import (
+        hookimpl,
+    )
+    from plugin_sdk.plugin.manager import (
+        PluginManager,
+        make_plugin_manager,
+    )
+    from plugin_sdk.plugin.records import (
+        DreamerTask,
+        Prompt,
+    )
+    from plugin_sdk.stages.dreamer import (
+        Dreamer,
+        LeaseLost,
+        RunReport,
+        TaskBusy,
+    )
+    from plugin_sdk.stages.historian import (
+        HistorianReplyError,
+        HistorianReport,
+        InvalidTranscript,
+        NoModel,
+        run_historian,
+    )
+    from plugin_sdk.stages.inject import (
+        Delta,
+        Expansion,
+        Injection,
+        delta,
+        expand,
+        inject,
+    )
+    from plugin_sdk.store.core import (
+        Store,
+    )
+    from plugin_sdk.store.memories import (
+        InvalidMemory,
+        MergeRefused,
+    )
+    from plugin_sdk.store.models import (
+        Category,
+        Memory,
+        SearchHit,
+        WriteResult,
+    )
+    from plugin_sdk.store.project import (
+        project_for,
+    )
+
+_EXPORTS = {
+    "Category": "plugin_sdk.store.models",
+    "Delta": "plugin_sdk.stages.inject",
+    "Dreamer": "plugin_sdk.stages.dreamer",
+    "DreamerTask": "plugin_sdk.plugin.records",
+    "DuplicateMemory": "plugin_sdk.errors",
+    "Expansion": "plugin_sdk.stages.inject",
+    "HistorianReplyError": "plugin_sdk.stages.historian",
+    "HistorianReport": "plugin_sdk.stages.historian",
+    "HostModel": "plugin_sdk.host.opening",
+    "Injection": "plugin_sdk.stages.inject",
+    "InvalidMemory": "plugin_sdk.store.memories",
+    "InvalidTranscript": "plugin_sdk.stages.historian",
+    "LeaseLost": "plugin_sdk.stages.dreamer",
+    "Memory": "plugin_sdk.store.models",
+    "MemsdkError": "plugin_sdk.errors",
+    "MergeRefused": "plugin_sdk.store.memories",
+    "MigrationRequired": "plugin_sdk.errors",
+    "ModelConflict": "plugin_sdk.host.opening",
+    "NoModel": "plugin_sdk.stages.historian",
+    "NotFound": "plugin_sdk.errors",
+    "Pack": "plugin_sdk.packs.documents",
+    "PackConflict": "plugin_sdk.errors",
+    "PackError": "plugin_sdk.errors",
+    "PluginManager": "plugin_sdk.plugin.manager",
+    "Prompt": "plugin_sdk.plugin.records",
+    "RunReport": "plugin_sdk.stages.dreamer",
+    "SchemaTooNew": "plugin_sdk.errors",
+    "SearchHit": "plugin_sdk.store.models",
+    "Store": "plugin_sdk.store.core",
+    "StoreError": "plugin_sdk.errors",
+    "TaskBusy": "plugin_sdk.stages.dreamer",
+    "UnknownCategory": "plugin_sdk.errors",
+    "WriteResult": "plugin_sdk.store.models",
+    "available_packs": "plugin_sdk.packs.sources",
+    "delta": "plugin_sdk.stages.inject",
+    "ensure_packs": "plugin_sdk.host.opening",
+    "expand": "plugin_sdk.stages.inject",
+    "hookimpl": "plugin_sdk.plugin.hookspecs",
+    "inject": "plugin_sdk.stages.inject",
+    "load_pack_file": "plugin_sdk.packs.documents",
+    "make_plugin_manager": "plugin_sdk.plugin.manager",
+    "open_store": "plugin_sdk.host.opening",
+    "project_for": "plugin_sdk.store.project",
+    "resolve_pack": "plugin_sdk.packs.sources",
+    "run_historian": "plugin_sdk.stages.historian",
+    "validate_pack": "plugin_sdk.packs.documents",
+}
 
 __all__ = [
     "Category",
@@ -88,7 +187,7 @@ __all__ = [
     "ensure_packs",
     "expand",
     "hookimpl",
-    "inject_toc",
+    "inject",
     "load_pack_file",
     "make_plugin_manager",
     "open_store",
@@ -97,3 +196,4 @@ __all__ = [
     "run_historian",
     "validate_pack",
 ]
+__getattr__, __dir__ = exports(__name__, _EXPORTS)

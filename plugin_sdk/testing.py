@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from .hookspecs import hookimpl
-from .hooktypes import Prompt
-from .plugins import PluginManager, make_plugin_manager
-from .store import Store
+from plugin_sdk.plugin.hookspecs import hookimpl
+from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
+from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.store.core import Store
 
 
 class ScriptedModel:
@@ -106,7 +106,7 @@ def grid_section(
     half_life_days: float = 30.0, emotional_multiplier: float = 1.0, **extra: Any
 ) -> dict[str, Any]:
     """A valid ``[grid]`` section with the same defaults in every cell (for ``pack_document``)."""
-    from .grid import MEMORY_TYPES, REFERENTS
+    from plugin_sdk.store.models import MEMORY_TYPES, REFERENTS
 
     defaults = {"half_life_days": half_life_days, "emotional_multiplier": emotional_multiplier}
     return {

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.cells import decide, place
-from plugin_sdk.classify import apply
-from plugin_sdk.dreamer import active_memories
-from plugin_sdk.grid import has_grid
-from plugin_sdk.hooktypes import DreamerTask
+from plugin_sdk.grid.cells import decide, place
+from plugin_sdk.grid.core import has_grid
+from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.stages.classify import apply
+from plugin_sdk.stages.dreamer import active_memories
 
 
 def run(context: Any) -> int:

@@ -17,10 +17,10 @@ import re
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.dreamer import active_memories
 from plugin_sdk.errors import DuplicateMemory
-from plugin_sdk.hooktypes import DreamerTask, Prompt
-from plugin_sdk.prompts import dreamer_curate
+from plugin_sdk.model.prompts import dreamer_curate
+from plugin_sdk.plugin.records import DreamerTask, Prompt
+from plugin_sdk.stages.dreamer import active_memories
 
 SIMILARITY = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)

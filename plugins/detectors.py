@@ -22,9 +22,11 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from plugin_sdk import acts, hookimpl
-from plugin_sdk.grid import grid, has_grid, split_cell
-from plugin_sdk.proposals import ProposalDraft
+from plugin_sdk import hookimpl
+from plugin_sdk.grid import acts
+from plugin_sdk.grid.core import grid, has_grid
+from plugin_sdk.proposals.core import ProposalDraft
+from plugin_sdk.store.models import split_cell
 
 RETRIEVED = 5
 STANDOUT = 2.0

@@ -14,7 +14,7 @@ category's second, so a large category cannot crowd out the rest); then
 standalone memories, which fill what is left. Within a tier: directives
 (intent) before facts, categories in the store's priority order, importance,
 then the documented tie-breaks (seen count, last seen: recent first, id:
-older first). Memory text is escaped (``plugin_sdk.inject.indent_lines``) so no
+older first). Memory text is escaped (``plugin_sdk.stages.inject.indent_lines``) so no
 memory can close or forge the block.
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.hooktypes import Candidate, Ranked
-from plugin_sdk.inject import indent_lines
+from plugin_sdk.plugin.records import Candidate, Ranked
+from plugin_sdk.stages.inject import indent_lines
 
 SECTIONS = (
     ("pinned", "Pinned"),

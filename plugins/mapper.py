@@ -25,7 +25,7 @@ from collections import Counter
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.hooktypes import DreamerTask
+from plugin_sdk.plugin.records import DreamerTask
 
 MIN_GROUP = 3
 OTHER = "other"

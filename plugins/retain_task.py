@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.grid import has_grid
-from plugin_sdk.hooktypes import DreamerTask
-from plugin_sdk.retain import RetainJob, RetainReport
+from plugin_sdk.grid.core import has_grid
+from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.retain.job import RetainJob, RetainReport
 
 
 def run(context: Any) -> int:

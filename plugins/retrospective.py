@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.hooktypes import DreamerTask, Prompt
-from plugin_sdk.prompts import dreamer_retrospective
-from plugin_sdk.tagged import parse_tagged
+from plugin_sdk.model.prompts import dreamer_retrospective
+from plugin_sdk.model.tagged import parse_tagged
+from plugin_sdk.plugin.records import DreamerTask, Prompt
 
 RECURRING = 2
 

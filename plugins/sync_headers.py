@@ -14,7 +14,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.errors import DuplicateMemory
-from plugin_sdk.hooktypes import DreamerTask, Prompt
+from plugin_sdk.plugin.records import DreamerTask, Prompt
 
 
 def _summary(store: Any, header: Any, details: list[Any]) -> str | None:

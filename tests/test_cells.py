@@ -12,11 +12,12 @@ import attrs
 import pytest
 
 from plugin_sdk import Dreamer, Store, hookimpl, validate_pack
-from plugin_sdk import acts as speech_acts
-from plugin_sdk.cells import CATEGORY_VOTES, cell_of, classify_cells, is_interaction, rule_cell
-from plugin_sdk.classify import classify
-from plugin_sdk.grid import ACTS, merge
-from plugin_sdk.hooktypes import CellDecision, Prompt
+from plugin_sdk.grid import acts as speech_acts
+from plugin_sdk.grid.cells import CATEGORY_VOTES, cell_of, classify_cells, is_interaction, rule_cell
+from plugin_sdk.grid.core import merge
+from plugin_sdk.plugin.records import CellDecision, Prompt
+from plugin_sdk.stages.classify import classify
+from plugin_sdk.store.models import ACTS
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import Memory, Store, validate_pack
-from plugin_sdk.classify import (
+from plugin_sdk.plugin.records import Classification
+from plugin_sdk.stages.classify import (
     IMPORTANCE_ORDER,
     by_importance,
     classify,
     rule_classification,
     rule_importance,
 )
-from plugin_sdk.hooktypes import Classification
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "classify"

@@ -20,7 +20,7 @@ def run(tmp_path):
             cli,
             list(args),
             input=input,
-            env={"PLUGIN_SDK_DB": db, "PLUGIN_SDK_PROJECT": "cli-test"},
+            env={"MEMSDK_DB": db, "MEMSDK_PROJECT": "cli-test"},
         )
         if ok:
             assert result.exit_code == 0, result.output

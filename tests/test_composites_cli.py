@@ -24,16 +24,16 @@ SOP = """Release SOP
 def run(tmp_path, monkeypatch):
     db = str(tmp_path / "cli.db")
     # Only memsdk's own plugins: no host model answers in these runs.
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "")
 
     def invoke(*args: str, ok: bool = True):
         result = CliRunner().invoke(
             cli,
             list(args),
             env={
-                "PLUGIN_SDK_DB": db,
-                "PLUGIN_SDK_PROJECT": PROJECT,
-                "PLUGIN_SDK_LOAD_PLUGINS": "",
+                "MEMSDK_DB": db,
+                "MEMSDK_PROJECT": PROJECT,
+                "MEMSDK_LOAD_PLUGINS": "",
             },
         )
         if ok:

@@ -14,11 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import Dreamer, Store, validate_pack
-from plugin_sdk.cells import place
-from plugin_sdk.consolidate import unknown_relation_types
-from plugin_sdk.grid import CELLS, grid
-from plugin_sdk.hooktypes import CellDecision
-from plugin_sdk.strength import days_between, strength, weight_temporal
+from plugin_sdk.grid.cells import place
+from plugin_sdk.grid.consolidation import unknown_relation_types
+from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.strength import days_between, strength, weight_temporal
+from plugin_sdk.plugin.records import CellDecision
+from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 T = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)  # when the pass runs

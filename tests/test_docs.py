@@ -1,6 +1,6 @@
 """The generated docs stay in sync, and every command has help.
 
-Regenerate docs/cli.md with: PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py
+Regenerate docs/cli.md with: MEMSDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def render_cli_doc() -> str:
     parts = [
         "# Command line reference\n",
         "Generated from `memsdk --help` and each command's help; do not edit by hand.",
-        "Regenerate: `PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py`.\n",
+        "Regenerate: `MEMSDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py`.\n",
     ]
     for path, _command in walk(cli):
         result = runner.invoke(cli, [*path, "--help"], prog_name="memsdk", terminal_width=88)
@@ -42,10 +42,10 @@ def render_cli_doc() -> str:
 
 def test_cli_doc_is_current():
     expected = render_cli_doc()
-    if os.environ.get("PLUGIN_SDK_REGEN_DOCS"):
+    if os.environ.get("MEMSDK_REGEN_DOCS"):
         CLI_DOC.write_text(expected, "utf-8")
     assert CLI_DOC.read_text("utf-8") == expected, (
-        "docs/cli.md is stale: PLUGIN_SDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py"
+        "docs/cli.md is stale: MEMSDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py"
     )
 
 
@@ -83,7 +83,7 @@ def fenced(text: str, language: str) -> list[str]:
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/pack-format.md"])
 def test_pack_examples_in_docs_validate(doc, tmp_path):
-    from plugin_sdk.packs import parse_pack_text
+    from plugin_sdk.packs.documents import parse_pack_text
 
     blocks = [b for b in fenced((ROOT / doc).read_text("utf-8"), "toml") if "[categories." in b]
     assert blocks, f"{doc} has no pack example"
@@ -99,7 +99,7 @@ def test_readme_python_examples_run(tmp_path, monkeypatch):
     exec(compile(host, "README.md", "exec"), namespace)
     namespace["store"].close()  # type: ignore[attr-defined]
 
-    from plugin_sdk.hooktypes import Fact
+    from plugin_sdk.plugin.records import Fact
 
     exec(compile(plugin, "README.md", "exec"), namespace)
     admit = namespace["historian_admit"]

@@ -21,10 +21,10 @@ from click.testing import CliRunner
 
 from plugin_sdk import MemsdkError, Store, hookimpl, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.dreamer import Dreamer, LeaseLost, TaskBusy, default_owner
-from plugin_sdk.hooktypes import DreamerTask
-from plugin_sdk.prompts import dreamer_curate
-from plugin_sdk.proposals import pending, propose
+from plugin_sdk.model.prompts import dreamer_curate
+from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.proposals.core import pending, propose
+from plugin_sdk.stages.dreamer import Dreamer, LeaseLost, TaskBusy, default_owner
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "dream"
@@ -398,7 +398,7 @@ import importlib.util, sys
 spec = importlib.util.spec_from_file_location("dreamer_tests", {test_file!r})
 tests = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tests)
-from plugin_sdk.dreamer import Dreamer
+from plugin_sdk.stages.dreamer import Dreamer
 store = tests.open_store(sys.argv[1], ("record", tests.RecordingTask(batch_size=2, delay=0.05)))
 Dreamer(store).run("record")
 store.close()
@@ -582,7 +582,7 @@ def test_curate_keeps_memories_apart_when_the_model_says_so(tmp_path):
 
 def test_cli_dream_run_and_status_on_the_demo_store(tmp_path):
     db = str(tmp_path / "demo.db")
-    env = {"PLUGIN_SDK_LOAD_PLUGINS": ""}
+    env = {"MEMSDK_LOAD_PLUGINS": ""}
     runner = CliRunner()
     demo = runner.invoke(cli, ["demo", "--db", db], env=env)
     assert demo.exit_code == 0, demo.output
@@ -613,7 +613,7 @@ def test_cli_dream_run_and_status_on_the_demo_store(tmp_path):
 
 def test_cli_dream_run_max_batches_pauses(tmp_path):
     db = str(tmp_path / "demo.db")
-    env = {"PLUGIN_SDK_LOAD_PLUGINS": ""}
+    env = {"MEMSDK_LOAD_PLUGINS": ""}
     runner = CliRunner()
     assert runner.invoke(cli, ["demo", "--db", db], env=env).exit_code == 0
     ran = runner.invoke(

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import Dreamer, MemsdkError, NotFound, Store, resolve_pack, validate_pack
-from plugin_sdk.entities import DuplicateEntity
-from plugin_sdk.grid import CELLS, InvalidEntityName, check_name, matches
-from plugin_sdk.strength import strength
+from plugin_sdk.grid.core import InvalidEntityName, check_name, matches
+from plugin_sdk.grid.entities import DuplicateEntity
+from plugin_sdk.grid.strength import strength
+from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -1,4 +1,4 @@
-"""Third-party packs found through real ``plugin_sdk.packs`` entry points.
+"""Third-party packs found through real ``memsdk.packs`` entry points.
 
 Each test builds an installed distribution in ``tmp_path`` (a package plus a
 ``*.dist-info`` directory with METADATA and entry_points.txt) and puts it on
@@ -71,7 +71,7 @@ def site(tmp_path, monkeypatch):
             (info / "METADATA").write_text(
                 f"Metadata-Version: 2.1\nName: {dist_name}\nVersion: {version}\n", "utf-8"
             )
-            lines = ["[plugin_sdk.packs]"]
+            lines = ["[memsdk.packs]"]
             lines += [f"{name} = {target}" for name, target in entry_points.items()]
             (info / "entry_points.txt").write_text("\n".join(lines) + "\n", "utf-8")
             (info / "RECORD").write_text("", "utf-8")

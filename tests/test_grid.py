@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from plugin_sdk import Dreamer, MemsdkError, PackError, Store, resolve_pack, validate_pack
-from plugin_sdk.classify import classify
 from plugin_sdk.cli import cli
-from plugin_sdk.grid import CELLS, NoGrid, grid, has_grid, matches, merge
+from plugin_sdk.grid.core import NoGrid, grid, has_grid, matches, merge
+from plugin_sdk.stages.classify import classify
+from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -10,10 +10,10 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.consolidate import _BATCH_END, _UPDATE, prepare
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.grid import CELLS
-from plugin_sdk.inject import inject
+from plugin_sdk.grid.consolidation import _BATCH_END, _UPDATE, prepare
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.inject import inject
+from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, grid_section, pack_document
 
 T = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -59,7 +59,7 @@ def run(tmp_path):
         result = CliRunner().invoke(
             cli,
             list(args),
-            env={"PLUGIN_SDK_DB": db, "PLUGIN_SDK_PROJECT": "demo", "PLUGIN_SDK_LOAD_PLUGINS": ""},
+            env={"MEMSDK_DB": db, "MEMSDK_PROJECT": "demo", "MEMSDK_LOAD_PLUGINS": ""},
         )
         if ok:
             assert result.exit_code == 0, result.output
@@ -163,7 +163,7 @@ def test_the_injector_ranks_by_strength_after_importance(store, clock):
         )
     before = inject(store, budget=4000)
     assert before.shown.index(old) < before.shown.index(fresh)  # seen more: the tie-break
-    from plugin_sdk.classify import classify
+    from plugin_sdk.stages.classify import classify
 
     classify(store)
     with store.atomic():  # the same importance again (classify rates them)
@@ -295,7 +295,7 @@ def test_memories_by_cell_and_act(store):
     said = store.memories.write("Please always moor at quay 1 after dark.", rules).id
     store.memories.write("The harbour master is called Ines.", log)
     store.entities.link(said, ["world:person:ines"])
-    from plugin_sdk.classify import classify
+    from plugin_sdk.stages.classify import classify
 
     classify(store)
     # harbour's grid has no act cues: an interaction is assertive; the other memory

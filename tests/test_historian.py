@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, hookimpl, validate_pack
-from plugin_sdk.historian import (
+from plugin_sdk.plugin.records import Admission, Fact
+from plugin_sdk.stages.historian import (
     VIEW_BUDGET_TOKENS,
     VIEW_LIMIT,
     HistorianReplyError,
@@ -15,7 +16,6 @@ from plugin_sdk.historian import (
     NoModel,
     run_historian,
 )
-from plugin_sdk.hooktypes import Admission, Fact
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "hist"

@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
-from plugin_sdk.packs import validate_pack
+from plugin_sdk.packs.documents import validate_pack
+from plugin_sdk.store.tokens import default_counter
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
-from plugin_sdk.tokens import default_counter
 from plugin_sdk.transcripts import chunk_messages, load_transcript
 
 llm = pytest.importorskip("llm")
@@ -24,10 +24,10 @@ OPENAI = DATA / "openai-chat.json"
 CLAUDE = DATA / "claude-code-session.jsonl"
 PACK = pack_document("harbour", "1.0.0", {"BERTH_RULES": "intent", "QUAY_STATE": "content"})
 CLEAN_ENV = {
-    "PLUGIN_SDK_DB": None,
-    "PLUGIN_SDK_PROJECT": None,
-    "PLUGIN_SDK_TRACE": None,
-    "PLUGIN_SDK_MODEL": None,
+    "MEMSDK_DB": None,
+    "MEMSDK_PROJECT": None,
+    "MEMSDK_TRACE": None,
+    "MEMSDK_MODEL": None,
 }
 
 Answer = Callable[[str], str]

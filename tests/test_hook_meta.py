@@ -1,6 +1,6 @@
 """Meta-tests that keep the hook surface honest.
 
-Every hookspec in ``plugin_sdk.hookspecs`` (a function carrying pluggy's
+Every hookspec in ``plugin_sdk.plugin.hookspecs`` (a function carrying pluggy's
 ``plugin_sdk_spec`` marker attribute):
 
 - is documented in docs/hooks.md under a ``### `name` `` heading, with its
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin_sdk import hookspecs
+from plugin_sdk.plugin import hookspecs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -142,7 +142,7 @@ def test_hook_is_exercised_by_a_test(hook):
 
 def builtin_entry_points() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    return dict(project["entry-points"]["plugin_sdk"])
+    return dict(project["entry-points"]["memsdk"])
 
 
 def builtin_modules() -> list[str]:
@@ -166,7 +166,7 @@ def test_installed_metadata_matches_pyproject():
 
     installed = {
         ep.name: ep.value
-        for ep in metadata.entry_points(group="plugin_sdk")
+        for ep in metadata.entry_points(group="memsdk")
         if ep.dist is not None and ep.dist.name == "memsdk"
     }
     assert installed == builtin_entry_points(), (

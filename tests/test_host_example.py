@@ -29,7 +29,7 @@ from plugin_sdk import (
     run_historian,
 )
 from plugin_sdk.errors import StoreError
-from plugin_sdk.host import ModelConflict
+from plugin_sdk.host.opening import ModelConflict
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ PROJECT = "billing-demo"
 
 
 def run_example(db: Path) -> str:
-    env = {**os.environ, "PLUGIN_SDK_LOAD_PLUGINS": ""}
+    env = {**os.environ, "MEMSDK_LOAD_PLUGINS": ""}
     done = subprocess.run(
         [sys.executable, str(EXAMPLE), "--db", str(db)],
         capture_output=True,
@@ -141,7 +141,7 @@ GUIDE = ROOT / "docs" / "host-guide.md"
 def test_the_host_guide_code_runs_in_order(tmp_path, monkeypatch):
     """Every python block of docs/host-guide.md, in order, with a fake ``chat`` client."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "")
     asked: list[str] = []
 
     def chat(messages: list[dict[str, str]]) -> str | None:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import MemsdkError, Store, validate_pack
-from plugin_sdk.classify import by_importance
-from plugin_sdk.inject import inject
+from plugin_sdk.stages.classify import by_importance
+from plugin_sdk.stages.inject import inject
 from plugin_sdk.testing import fresh_plugin_manager
 
 PROJECT = "inject"

@@ -14,9 +14,9 @@ from plugin_sdk.cli import cli
 
 # The CLI reads these; a developer's shell must not change what the tests see.
 CLEAN_ENV = {
-    "PLUGIN_SDK_DB": None,
-    "PLUGIN_SDK_PROJECT": None,
-    "PLUGIN_SDK_TRACE": None,
+    "MEMSDK_DB": None,
+    "MEMSDK_PROJECT": None,
+    "MEMSDK_TRACE": None,
 }
 HEADER = re.compile(r"^- \[(\d+)\] .* \((\d+) details: expand \1\)$")
 

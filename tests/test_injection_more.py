@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import MemsdkError, NotFound, Store, resolve_pack, validate_pack
-from plugin_sdk.demo import run_demo, sample_for
-from plugin_sdk.fragment import fragment
-from plugin_sdk.inject import (
+from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.host.demo import run_demo, sample_for
+from plugin_sdk.stages.inject import (
     DELTA_MIN,
     FRAME_OVERHEAD,
     LINE_OVERHEAD,

@@ -11,7 +11,7 @@ from plugin_sdk import (
     resolve_pack,
     validate_pack,
 )
-from plugin_sdk.criteria import Criteria
+from plugin_sdk.packs.criteria import Criteria
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.historian import run_historian
-from plugin_sdk.hooktypes import Prompt
-from plugin_sdk.llm_model import LlmModel, LlmModelError, LlmNotInstalled, import_llm
-from plugin_sdk.packs import validate_pack
-from plugin_sdk.prompts import dreamer_curate, historian_system
+from plugin_sdk.model.llm import LlmModel, LlmModelError, LlmNotInstalled, import_llm
+from plugin_sdk.model.prompts import dreamer_curate, historian_system
+from plugin_sdk.packs.documents import validate_pack
+from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.historian import run_historian
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 llm = pytest.importorskip("llm")
@@ -284,7 +284,7 @@ def test_memsdk_dream_run_takes_an_llm_model(harbour, tmp_path):
     store.memories.write("Quay 2 is closed for dredging until April 2026 too.", "QUAY_STATE")
     store.close()
     harbour.answers.append("Quay 2 is closed for dredging until the end of April 2026.")
-    env = {"PLUGIN_SDK_LOAD_PLUGINS": "", "LLM_USER_PATH": str(tmp_path / "llm-home")}
+    env = {"MEMSDK_LOAD_PLUGINS": "", "LLM_USER_PATH": str(tmp_path / "llm-home")}
     args = ["dream", "run", "curate", "--model", "harbour", "--db", str(db), "--project", "harbour"]
     result = CliRunner().invoke(cli, args, env=env)
     assert result.exit_code == 0, result.output

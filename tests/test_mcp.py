@@ -17,10 +17,10 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-from plugin_sdk import Store, inject_toc, validate_pack
+from plugin_sdk import Store, inject, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME
-from plugin_sdk.mcp_tools import ToolSpec, call_tool, tool_specs
+from plugin_sdk.host.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME
+from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, tool_specs
 from plugin_sdk.testing import pack_document
 
 mcp = pytest.importorskip("mcp")
@@ -67,7 +67,7 @@ async def client(db: Path, *args: str) -> AsyncIterator[ClientSession]:
             PROJECT,
             *args,
         ],
-        env={"PLUGIN_SDK_LOAD_PLUGINS": ""},
+        env={"MEMSDK_LOAD_PLUGINS": ""},
         cwd=str(db.parent),
     )
     with (db.parent / "server.log").open("w") as errlog:
@@ -285,7 +285,7 @@ def test_the_memory_block_is_a_resource_and_a_prompt(db):
 
     run(db, scenario, "--budget", "300")
     with Store(db, project=PROJECT) as store:
-        expected = inject_toc(store, budget=300).text
+        expected = inject(store, budget=300).text
     assert out["resource"] == expected == out["prompt"]
     assert "## ORCHARD_RULES" in expected and "Never graft in frost." in expected
 

@@ -7,8 +7,8 @@ import sqlite3
 import pytest
 
 from plugin_sdk import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
-from plugin_sdk.memories import InvalidMemory
-from plugin_sdk.normalize import normalized_hash
+from plugin_sdk.store.memories import InvalidMemory
+from plugin_sdk.store.normalize import normalized_hash
 
 OPS_CATEGORIES = [
     "OPS_RULES",

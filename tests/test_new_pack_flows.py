@@ -16,12 +16,17 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, available_packs, resolve_pack
-from plugin_sdk.classify import classify, rule_importance
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.historian import run_historian
-from plugin_sdk.inject import inject
-from plugin_sdk.prompts import dreamer_curate, dreamer_retrospective, historian_system, tool_schema
-from plugin_sdk.proposals import pending
+from plugin_sdk.model.prompts import (
+    dreamer_curate,
+    dreamer_retrospective,
+    historian_system,
+    tool_schema,
+)
+from plugin_sdk.proposals.core import pending
+from plugin_sdk.stages.classify import classify, rule_importance
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.historian import run_historian
+from plugin_sdk.stages.inject import inject
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "port-ellen"

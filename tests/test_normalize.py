@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from plugin_sdk.normalize import normalize, normalized_hash
+from plugin_sdk.store.normalize import normalize, normalized_hash
 
 WHITESPACE = " \t\n\r\u00a0\u2003"
 TRAILING = ".!;"

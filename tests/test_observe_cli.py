@@ -27,7 +27,7 @@ def run(tmp_path):
             cli,
             list(args),
             input=input,
-            env={"PLUGIN_SDK_DB": db, "PLUGIN_SDK_PROJECT": "field"},
+            env={"MEMSDK_DB": db, "MEMSDK_PROJECT": "field"},
             obj={"plugins": fresh_plugin_manager()},
         )
         assert result.exit_code == code, (result.stdout, result.stderr)

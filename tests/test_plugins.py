@@ -2,7 +2,7 @@
 
 Third-party plugins are installed for real: a module and a
 ``<name>-1.0.dist-info`` directory (METADATA, and entry_points.txt declaring the
-``[plugin_sdk]`` group) in a directory put on ``sys.path``, so
+``[memsdk]`` group) in a directory put on ``sys.path``, so
 ``importlib.metadata`` finds them as it finds pip-installed ones. Commands that
 go through ``plugin_sdk.cli.main`` run in a subprocess: ``register_commands``
 changes the process-wide click group, and ``main`` exits the interpreter.
@@ -25,14 +25,13 @@ import pytest
 from click.testing import CliRunner
 
 from plugin_sdk import PackError, Store, available_packs, hookimpl, resolve_pack
-from plugin_sdk.classify import classify
 from plugin_sdk.cli import cli
-from plugin_sdk.composites import CompositeError
-from plugin_sdk.dreamer import Dreamer
+from plugin_sdk.composites.core import CompositeError
+from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.fragment import fragment, reconstruct
-from plugin_sdk.historian import NoModel, run_historian
-from plugin_sdk.hooktypes import (
+from plugin_sdk.packs.documents import validate_pack
+from plugin_sdk.plugin.manager import BrokenPlugin, make_plugin_manager
+from plugin_sdk.plugin.records import (
     Admission,
     Candidate,
     Classification,
@@ -42,9 +41,10 @@ from plugin_sdk.hooktypes import (
     ParsedReply,
     Prompt,
 )
-from plugin_sdk.inject import inject
-from plugin_sdk.packs import validate_pack
-from plugin_sdk.plugins import BrokenPlugin, make_plugin_manager
+from plugin_sdk.stages.classify import classify
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.historian import NoModel, run_historian
+from plugin_sdk.stages.inject import inject
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 if sys.version_info >= (3, 11):
@@ -54,13 +54,13 @@ else:
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = [sys.executable, "-c", "from plugin_sdk.cli import main; main()"]
-ENV_VARIABLES = ("PLUGIN_SDK_LOAD_PLUGINS", "PLUGIN_SDK_BLOCK_PLUGINS", "PLUGIN_SDK_TRACE")
+ENV_VARIABLES = ("MEMSDK_LOAD_PLUGINS", "MEMSDK_BLOCK_PLUGINS", "MEMSDK_TRACE")
 
 
 def builtin_entry_points() -> dict[str, str]:
-    """memsdk's own ``plugin_sdk`` entry points, as pyproject.toml declares them."""
+    """memsdk's own ``memsdk`` entry points, as pyproject.toml declares them."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    return dict(project["entry-points"]["plugin_sdk"])
+    return dict(project["entry-points"]["memsdk"])
 
 
 @pytest.fixture(autouse=True)
@@ -84,19 +84,17 @@ def site(tmp_path, monkeypatch):
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n", "utf-8"
         )
-        (info / "entry_points.txt").write_text(
-            f"[plugin_sdk]\n{name or module} = {module}\n", "utf-8"
-        )
+        (info / "entry_points.txt").write_text(f"[memsdk]\n{name or module} = {module}\n", "utf-8")
         modules.append(module)
         importlib.invalidate_caches()
 
     def env() -> dict[str, str]:
         """The environment for a subprocess that sees this site (and no plugin settings)."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGIN_SDK_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSDK_")}
         env["PYTHONPATH"] = os.pathsep.join(
             [str(root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
         )
-        env["PLUGIN_SDK_USER_PATH"] = str(tmp_path / "user")
+        env["MEMSDK_USER_PATH"] = str(tmp_path / "user")
         return env
 
     monkeypatch.syspath_prepend(str(root))
@@ -159,7 +157,7 @@ def ask(pm) -> str | None:
 
 def test_builtins_load_through_entry_points_of_the_memsdk_distribution():
     declared = builtin_entry_points()
-    assert declared, "pyproject.toml declares no plugin_sdk entry points"
+    assert declared, "pyproject.toml declares no memsdk entry points"
     pm = make_plugin_manager()
     assert pm.broken == []
     for name, target in declared.items():
@@ -176,7 +174,7 @@ def test_the_factory_builds_a_new_manager_each_time():
     assert ask(first) == "only on the first"
 
 
-# The factory: PLUGIN_SDK_LOAD_PLUGINS
+# The factory: MEMSDK_LOAD_PLUGINS
 
 
 @pytest.fixture
@@ -199,7 +197,7 @@ def test_allowlist_unset_loads_every_third_party_plugin(three):
 
 
 def test_allowlist_empty_loads_no_third_party_plugin_but_every_builtin(three, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "")
     pm = make_plugin_manager()
     assert third_party(pm) == set()
     assert ask(pm) is None
@@ -207,7 +205,7 @@ def test_allowlist_empty_loads_no_third_party_plugin_but_every_builtin(three, mo
 
 
 def test_allowlist_names_load_only_those(three, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "alpha, beta")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "alpha, beta")
     pm = make_plugin_manager()
     assert third_party(pm) == {"alpha", "beta"}
     assert not pm.has_plugin("gamma")
@@ -215,7 +213,7 @@ def test_allowlist_names_load_only_those(three, monkeypatch):
 
 
 def test_allow_argument_takes_the_place_of_the_environment(three, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "alpha")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "alpha")
     assert third_party(make_plugin_manager(allow=["gamma"])) == {"gamma"}
 
 
@@ -233,7 +231,7 @@ def test_a_builtin_blocked_by_argument_is_absent():
 
 
 def test_plugins_blocked_by_the_environment_are_absent(three, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_BLOCK_PLUGINS", "curate, alpha")
+    monkeypatch.setenv("MEMSDK_BLOCK_PLUGINS", "curate, alpha")
     pm = make_plugin_manager()
     assert not pm.has_plugin("curate")
     assert not pm.has_plugin("alpha")
@@ -245,7 +243,7 @@ def test_plugins_blocked_by_the_environment_are_absent(three, monkeypatch):
 
 
 def test_block_argument_and_environment_add_up(monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_BLOCK_PLUGINS", "curate")
+    monkeypatch.setenv("MEMSDK_BLOCK_PLUGINS", "curate")
     pm = make_plugin_manager(block=["retrospective"])
     assert not pm.has_plugin("curate")
     assert not pm.has_plugin("retrospective")
@@ -323,7 +321,7 @@ def test_trace_true_writes_hook_calls_to_stderr(capsys):
 
 
 def test_trace_environment_switch_writes_hook_calls_to_stderr(capfd, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_TRACE", "1")
+    monkeypatch.setenv("MEMSDK_TRACE", "1")
     pm = make_plugin_manager(allow=(), plugins=[("echo", Echo())])
     pm.hook.model_complete(prompt=Prompt("traced", "system", []))
     assert "model_complete [hook]" in capfd.readouterr().err
@@ -334,7 +332,7 @@ def test_trace_environment_switch_writes_hook_calls_to_stderr(capfd, monkeypatch
 )
 def test_no_trace_unless_switched_on(capfd, monkeypatch, setting, trace):
     if setting is not None:
-        monkeypatch.setenv("PLUGIN_SDK_TRACE", setting)
+        monkeypatch.setenv("MEMSDK_TRACE", setting)
     pm = make_plugin_manager(allow=(), plugins=[("echo", Echo())], trace=trace)
     pm.hook.model_complete(prompt=Prompt("quiet", "system", []))
     assert capfd.readouterr().err == ""
@@ -357,7 +355,7 @@ def listed(site, monkeypatch):
         name="alpha",
     )
     site.install("memsdk-test-kaboom", "memsdk_test_kaboom", KABOOM, name="kaboom")
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "alpha,kaboom")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "alpha,kaboom")
     return site
 
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from plugin_sdk import NotFound, Store, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.prompts import (
+from plugin_sdk.model.prompts import (
     dreamer_curate,
     dreamer_retrospective,
     historian_system,
@@ -297,7 +297,7 @@ def run(db: Path):
         result = CliRunner().invoke(
             cli,
             [*args, "--db", str(db), "--project", PROJECT],
-            env={"PLUGIN_SDK_LOAD_PLUGINS": ""},
+            env={"MEMSDK_LOAD_PLUGINS": ""},
         )
         assert result.exit_code == code, result.output
         return result

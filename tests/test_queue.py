@@ -11,10 +11,8 @@ import pytest
 from sqlite_utils import Database
 
 from plugin_sdk import NotFound, Store, hookimpl, validate_pack
-from plugin_sdk import queue as q
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.migrations import migrations
-from plugin_sdk.proposals import (
+from plugin_sdk.proposals import queue as q
+from plugin_sdk.proposals.core import (
     InvalidProposal,
     events,
     get,
@@ -22,9 +20,11 @@ from plugin_sdk.proposals import (
     pending,
     propose,
 )
-from plugin_sdk.target import ApplyFailed
+from plugin_sdk.proposals.target import ApplyFailed
+from plugin_sdk.proposals.undo import UndoRefused, tables
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.store.migrations import migrations
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
-from plugin_sdk.undo import UndoRefused, tables
 
 RULES, NOTES = "ORCHARD_RULES", "ORCHARD_NOTES"
 
@@ -453,8 +453,8 @@ def test_m007_keeps_the_proposals_a_store_already_has(tmp_path):
 
 
 def test_detect_patterns_hook_files_drafts_once_and_not_after_a_rejection(tmp_path):
-    from plugin_sdk.detect import run_detectors
-    from plugin_sdk.proposals import ProposalDraft
+    from plugin_sdk.proposals.core import ProposalDraft
+    from plugin_sdk.proposals.detect import run_detectors
 
     class Detector:
         @hookimpl
@@ -493,7 +493,7 @@ def test_detect_patterns_hook_files_drafts_once_and_not_after_a_rejection(tmp_pa
 
 
 def test_a_detector_returning_something_else_than_drafts_is_an_error(tmp_path):
-    from plugin_sdk.detect import run_detectors
+    from plugin_sdk.proposals.detect import run_detectors
 
     class Broken:
         @hookimpl
@@ -510,7 +510,7 @@ def test_a_detector_returning_something_else_than_drafts_is_an_error(tmp_path):
 
 
 def test_the_built_in_detector_proposes_promoting_a_fact_retrieved_again_and_again(tmp_path):
-    from plugin_sdk.detect import run_detectors
+    from plugin_sdk.proposals.detect import run_detectors
 
     with Store(tmp_path / "r.db", project="orchard", plugins=fresh_plugin_manager()) as store:
         store.packs.install(orchard_pack())
@@ -542,7 +542,7 @@ def test_the_built_in_detector_proposes_promoting_a_fact_retrieved_again_and_aga
 
 
 def test_the_built_in_detector_is_quiet_when_nothing_stands_out(store):
-    from plugin_sdk.detect import run_detectors
+    from plugin_sdk.proposals.detect import run_detectors
 
     facts = [store.memories.write(f"Fact {i}.", NOTES).id for i in range(4)]
     for _ in range(20):
@@ -560,9 +560,9 @@ def test_proposal_rows_are_plain_json(store):
 
 def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path):
     from plugin_sdk import resolve_pack
-    from plugin_sdk.cells import place
-    from plugin_sdk.detect import run_detectors
-    from plugin_sdk.hooktypes import CellDecision
+    from plugin_sdk.grid.cells import place
+    from plugin_sdk.plugin.records import CellDecision
+    from plugin_sdk.proposals.detect import run_detectors
 
     with Store(tmp_path / "s.db", project="dev", plugins=fresh_plugin_manager()) as store:
         store.packs.install(resolve_pack("dev"))

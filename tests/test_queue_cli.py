@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
-from plugin_sdk.proposals import propose
+from plugin_sdk.proposals.core import propose
 from plugin_sdk.testing import pack_document
 
 RULES, NOTES = "ORCHARD_RULES", "ORCHARD_NOTES"
@@ -41,10 +41,10 @@ def run(tmp_path, monkeypatch):
             list(args),
             input=input,
             env={
-                "PLUGIN_SDK_DB": db,
-                "PLUGIN_SDK_PROJECT": "orchard",
-                "PLUGIN_SDK_LOAD_PLUGINS": "",
-                "PLUGIN_SDK_ACTOR": "ann",
+                "MEMSDK_DB": db,
+                "MEMSDK_PROJECT": "orchard",
+                "MEMSDK_LOAD_PLUGINS": "",
+                "MEMSDK_ACTOR": "ann",
             },
         )
         if ok:

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, validate_pack
-from plugin_sdk import queue as q
-from plugin_sdk.detect import file_draft
-from plugin_sdk.drafts import add_note, resolve
-from plugin_sdk.gitapply import GitError, Repo
-from plugin_sdk.proposals import InvalidProposal, ProposalDraft, events, get, propose
-from plugin_sdk.target import ApplyFailed, Target
+from plugin_sdk.proposals import queue as q
+from plugin_sdk.proposals.core import InvalidProposal, ProposalDraft, events, get, propose
+from plugin_sdk.proposals.detect import file_draft
+from plugin_sdk.proposals.drafts import add_note, resolve
+from plugin_sdk.proposals.gitapply import GitError, Repo
+from plugin_sdk.proposals.target import ApplyFailed, Target
+from plugin_sdk.proposals.undo import UndoRefused
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
-from plugin_sdk.undo import UndoRefused
 
 INSTRUCTIONS = (
     "# Orchard agent\n\n## Rules\n\n- Be gentle with the trees.\n\n## Tools\n\n- shears\n"
@@ -310,7 +310,7 @@ def test_a_missing_git_or_a_missing_repository_is_a_clear_error(store, repo, tmp
     proposal_id = note(store, repo)
     with pytest.raises(GitError, match="is not a git repository"):
         Repo(tmp_path)
-    monkeypatch.setattr("plugin_sdk.gitapply.shutil.which", lambda name: None)
+    monkeypatch.setattr("plugin_sdk.proposals.gitapply.shutil.which", lambda name: None)
     with pytest.raises(ApplyFailed, match="git is not installed"):
         q.approve(store, proposal_id, target=Target(repo=repo))
     assert get(store, proposal_id).status == "failed"
@@ -450,7 +450,7 @@ def test_an_undo_that_git_refuses_at_the_last_moment_leaves_the_proposal_applied
     def moved_meanwhile(applied):
         raise GitError("git update-ref: cannot lock ref")
 
-    monkeypatch.setattr("plugin_sdk.actuate.discard", moved_meanwhile)
+    monkeypatch.setattr("plugin_sdk.proposals.actuate.discard", moved_meanwhile)
     with pytest.raises(UndoRefused, match=f"branch {branch} .* no longer points"):
         q.undo(store, proposal_id)
     monkeypatch.undo()

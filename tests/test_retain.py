@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from plugin_sdk import MemsdkError, PackError, Store, validate_pack
-from plugin_sdk.dark_matter import accept, conflicts, pending, reject
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.handlers import DEFAULT, default_handle, dispatch
-from plugin_sdk.hooktypes import RetainHandler
-from plugin_sdk.observations import get, observe
-from plugin_sdk.retain import retain
-from plugin_sdk.routing import NoRetainPolicy, policy
+from plugin_sdk.plugin.records import RetainHandler
+from plugin_sdk.retain.dark_matter import accept, conflicts, pending, reject
+from plugin_sdk.retain.handlers import DEFAULT, default_handle, dispatch
+from plugin_sdk.retain.job import retain
+from plugin_sdk.retain.observations import get, observe
+from plugin_sdk.retain.routing import NoRetainPolicy, policy
+from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 HALF_LIVES = {"episodic": 10.0, "semantic": 40.0, "procedural": 80.0}
@@ -548,7 +548,7 @@ def test_a_store_without_a_grid_refuses_to_retain(tmp_path):
 def test_the_observation_schema_is_valid_and_the_docs_example_passes_it():
     import jsonschema
 
-    from plugin_sdk.observations import check_document, observation_schema
+    from plugin_sdk.retain.observations import check_document, observation_schema
 
     jsonschema.Draft202012Validator.check_schema(observation_schema())
     text = (Path(__file__).resolve().parent.parent / "docs" / "retain.md").read_text("utf-8")

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from test_retain import dump_all, field_pack, jsonl, obs
 
 from plugin_sdk import Store, validate_pack
-from plugin_sdk.dark_matter import accept, pending
-from plugin_sdk.observations import from_document, observe
-from plugin_sdk.retain import retain
-from plugin_sdk.schema_fit import WEIGHTS, combine, measure
+from plugin_sdk.retain.dark_matter import accept, pending
+from plugin_sdk.retain.fit import WEIGHTS, combine, measure
+from plugin_sdk.retain.job import retain
+from plugin_sdk.retain.observations import from_document, observe
 from plugin_sdk.testing import fresh_plugin_manager
 
 PLUGINS = fresh_plugin_manager()

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import plugin_sdk.store as store_module
+import plugin_sdk.store.core as store_module
 from plugin_sdk import SchemaTooNew, Store, StoreError
-from plugin_sdk.migrations import KNOWN
+from plugin_sdk.store.migrations import KNOWN
 
 FUTURE_MIGRATION = "m999_from_a_newer_memsdk"
 

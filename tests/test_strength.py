@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin_sdk.strength import (
+from plugin_sdk.grid.strength import (
     days_between,
     effective_half_life,
     retrieval_boost,

@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin_sdk.hooktypes import Fact, Malformed, ParsedReply
-from plugin_sdk.tagged import parse_tagged
+from plugin_sdk.model.tagged import parse_tagged
+from plugin_sdk.plugin.records import Fact, Malformed, ParsedReply
 
 OUTSIDE = "text outside any <facts> block"
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plugin_sdk.tokens import default_counter
+from plugin_sdk.store.tokens import default_counter
 from plugin_sdk.transcripts import (
     MIN_BUDGET,
     Message,

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from test_retain import HERON, MARSH, WADER, feed, jsonl, obs, open_field_store
 
-from plugin_sdk import hookimpl, truth
-from plugin_sdk.dark_matter import accept
-from plugin_sdk.observations import get, observe
-from plugin_sdk.retain import retain
+from plugin_sdk import hookimpl
+from plugin_sdk.retain import truth
+from plugin_sdk.retain.dark_matter import accept
+from plugin_sdk.retain.job import retain
+from plugin_sdk.retain.observations import get, observe
 
 
 def fact_obs(ident: str, value: str, **extra):

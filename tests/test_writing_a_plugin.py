@@ -1,7 +1,7 @@
 """docs/writing-a-plugin.md: its plugin is examples/secret_guard, and it works as described.
 
 The plugin is installed for real: its module and a dist-info directory built
-from its pyproject.toml (METADATA, entry_points.txt with the ``[plugin_sdk]``
+from its pyproject.toml (METADATA, entry_points.txt with the ``[memsdk]``
 group) in a directory put on ``sys.path``. Its command runs through
 ``plugin_sdk.cli.main`` in a subprocess.
 """
@@ -20,10 +20,10 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
-from plugin_sdk.dreamer import Dreamer
-from plugin_sdk.historian import run_historian
-from plugin_sdk.packs import validate_pack
-from plugin_sdk.plugins import make_plugin_manager
+from plugin_sdk.packs.documents import validate_pack
+from plugin_sdk.plugin.manager import make_plugin_manager
+from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.historian import run_historian
 from plugin_sdk.testing import ScriptedModel, pack_document
 
 if sys.version_info >= (3, 11):
@@ -52,7 +52,7 @@ def example_project() -> dict:
 
 @pytest.fixture(autouse=True)
 def no_plugin_environment(monkeypatch):
-    for variable in ("PLUGIN_SDK_LOAD_PLUGINS", "PLUGIN_SDK_BLOCK_PLUGINS", "PLUGIN_SDK_TRACE"):
+    for variable in ("MEMSDK_LOAD_PLUGINS", "MEMSDK_BLOCK_PLUGINS", "MEMSDK_TRACE"):
         monkeypatch.delenv(variable, raising=False)
 
 
@@ -69,9 +69,9 @@ def installed(tmp_path, monkeypatch):
         f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n",
         "utf-8",
     )
-    entry_points = project["entry-points"]["plugin_sdk"]
+    entry_points = project["entry-points"]["memsdk"]
     (info / "entry_points.txt").write_text(
-        "[plugin_sdk]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()), "utf-8"
+        "[memsdk]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()), "utf-8"
     )
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
@@ -103,7 +103,7 @@ def test_the_doc_shows_the_plugin_module_in_full():
 def test_the_doc_shows_the_pyproject_in_full():
     pyproject = (EXAMPLE / "pyproject.toml").read_text("utf-8")
     assert pyproject in fenced("toml")
-    assert example_project()["entry-points"]["plugin_sdk"] == {"secret_guard": "secret_guard"}
+    assert example_project()["entry-points"]["memsdk"] == {"secret_guard": "secret_guard"}
 
 
 # Installed through its entry point, it works
@@ -117,7 +117,7 @@ def test_it_loads_through_its_entry_point(installed):
 
 
 def test_the_doc_shows_what_memsdk_plugins_prints(installed, monkeypatch):
-    monkeypatch.setenv("PLUGIN_SDK_LOAD_PLUGINS", "secret_guard")
+    monkeypatch.setenv("MEMSDK_LOAD_PLUGINS", "secret_guard")
     result = CliRunner().invoke(cli, ["plugins"], catch_exceptions=False)
     assert result.exit_code == 0
     [shown] = fenced("json")
@@ -182,11 +182,11 @@ def test_its_dreamer_task_archives_secrets_already_in_the_store(installed, tmp_p
 
 
 def run_main(installed: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PLUGIN_SDK_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSDK_")}
     env["PYTHONPATH"] = os.pathsep.join(
         [str(installed), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     )
-    env["PLUGIN_SDK_USER_PATH"] = str(cwd / "user")
+    env["MEMSDK_USER_PATH"] = str(cwd / "user")
     return subprocess.run(
         [sys.executable, "-c", "from plugin_sdk.cli import main; main()", *args],
         capture_output=True,

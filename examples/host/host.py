@@ -36,11 +36,11 @@ from plugin_sdk import (
     Store,
     delta,
     expand,
-    inject_toc,
+    inject,
     open_store,
     run_historian,
 )
-from plugin_sdk.fragment import fragment
+from plugin_sdk.composites.fragment import fragment
 
 PACK = Path(__file__).with_name("assistant.toml")
 PROJECT = "billing-demo"
@@ -138,7 +138,7 @@ class Host:
 
     def session(self, session_id: str, script: list[str]) -> None:
         print(f"== {session_id}")
-        block = inject_toc(self.store, budget=BUDGET, session=session_id)
+        block = inject(self.store, budget=BUDGET, session=session_id)
         print(f"memory block: {block.tokens}/{BUDGET} tokens, {len(block.shown)} memories shown")
         print(block.text or f"({block.note})")
         system = f"{SYSTEM}\n\n{block.text}"

@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from ..errors import MemsdkError
-from ..plugins import call_each, make_plugin_manager
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.plugin.manager import call_each, make_plugin_manager
 
 
 class UsageProblem(click.ClickException):
@@ -60,7 +60,7 @@ def cli() -> None:
 @JSON_OPTION
 def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: bool) -> None:
     """Create the store (if needed) and optionally install packs."""
-    from ..pack_sources import resolve_pack
+    from plugin_sdk.packs.sources import resolve_pack
 
     with open_store(db, project) as store:
         installed = [
@@ -84,7 +84,18 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
 
 
 def _register() -> None:
-    from . import composite, criteria, demo, dream, inject, mcp, memory, pack, plugins, prompt
+    from plugin_sdk.cli import (
+        composite,
+        criteria,
+        demo,
+        dream,
+        inject,
+        mcp,
+        memory,
+        pack,
+        plugins,
+        prompt,
+    )
 
     cli.add_command(pack.pack)
     cli.add_command(criteria.criteria)
@@ -96,18 +107,18 @@ def _register() -> None:
     cli.add_command(composite.composite)
     cli.add_command(inject.inject_command)
     cli.add_command(inject.expand)
-    from . import entity, grid
+    from plugin_sdk.cli import entity, grid
 
     cli.add_command(entity.entity)
     cli.add_command(grid.grid_group)
     cli.add_command(mcp.mcp_command)
-    from . import queue
+    from plugin_sdk.cli import queue
 
     cli.add_command(queue.queue)
-    from . import historian
+    from plugin_sdk.cli import historian
 
     cli.add_command(historian.historian)
-    from . import retain
+    from plugin_sdk.cli import retain
 
     cli.add_command(retain.observe)
     cli.add_command(retain.retain_group)

@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ..paths import default_db_path
-from ..plugins import PluginManager, make_plugin_manager
-from ..store import Store
+from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
+from plugin_sdk.store.core import Store
+from plugin_sdk.store.paths import default_db_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,14 +21,14 @@ def store_options(fn: F) -> F:
     """Add ``--db`` and ``--project`` to a command."""
     fn = click.option(
         "--project",
-        envvar="PLUGIN_SDK_PROJECT",
+        envvar="MEMSDK_PROJECT",
         help="Project id (default: from the current git repository, else the directory).",
     )(fn)
     fn = click.option(
         "--db",
         type=click.Path(dir_okay=False),
-        envvar="PLUGIN_SDK_DB",
-        help="Store file (default: memory.db under PLUGIN_SDK_USER_PATH or the user app dir).",
+        envvar="MEMSDK_DB",
+        help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
     )(fn)
     return fn
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from .. import headermap, refsets
-from ..composites import TYPES, Composite
-from ..fragment import fragment as fragment_memory
-from ..fragment import reconstruct as reconstruct_text
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.composites import headermap, refsets
+from plugin_sdk.composites.core import TYPES, Composite
+from plugin_sdk.composites.fragment import fragment as fragment_memory
+from plugin_sdk.composites.fragment import reconstruct as reconstruct_text
 
 
 @click.group()

@@ -7,9 +7,9 @@ import textwrap
 
 import click
 
-from ..errors import MemsdkError
-from ..models import CRITERIA_FIELDS, LIST_FIELDS
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.store.models import CRITERIA_FIELDS, LIST_FIELDS
 
 
 @click.group()

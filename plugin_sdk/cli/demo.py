@@ -8,9 +8,9 @@ from pathlib import Path
 import attrs
 import click
 
-from ..demo import render, render_injection, run_demo
-from ..store import Store
-from .common import JSON_OPTION, echo_json
+from plugin_sdk.cli.common import JSON_OPTION, echo_json
+from plugin_sdk.host.demo import render, render_injection, run_demo
+from plugin_sdk.store.core import Store
 
 
 @click.command()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..dreamer import Dreamer
-from ..hooktypes import DreamerTask
-from ..llm_model import LlmModel
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.model.llm import LlmModel
+from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.stages.dreamer import Dreamer
 
 
 @click.group()
@@ -23,7 +23,7 @@ def dream() -> None:
 @click.option(
     "model_id",
     "--model",
-    envvar="PLUGIN_SDK_MODEL",
+    envvar="MEMSDK_MODEL",
     help="An llm model id or alias for the tasks that ask a model (needs memsdk[llm]); "
     "default: the plugin that answers model_complete, else the rule-based fallbacks.",
 )

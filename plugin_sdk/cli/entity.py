@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .. import acts as speech_acts
-from ..entities import Entity
-from ..grid import CELLS
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.grid import acts as speech_acts
+from plugin_sdk.grid.entities import Entity
+from plugin_sdk.store.models import CELLS
 
 
 @click.group()

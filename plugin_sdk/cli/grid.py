@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
-from ..grid import MEMORY_TYPES, REFERENTS, Grid, grid
-from ..store import Store
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.grid.core import Grid, grid
+from plugin_sdk.store.core import Store
+from plugin_sdk.store.models import MEMORY_TYPES, REFERENTS
 
 WIDTH = 15
 

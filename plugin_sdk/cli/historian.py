@@ -6,11 +6,12 @@ from typing import Any
 
 import click
 
-from ..errors import MemsdkError
-from ..historian import HistorianReplyError, bounded_view, run_historian
-from ..llm_model import INSTALL_HINT, LlmModel
-from ..store import Store
-from ..transcripts import (
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
+from plugin_sdk.stages.historian import HistorianReplyError, bounded_view, run_historian
+from plugin_sdk.store.core import Store
+from plugin_sdk.transcripts import (
     DEFAULT_BUDGET,
     DEFAULT_TOOL_OUTPUT_CHARS,
     FORMATS,
@@ -20,11 +21,10 @@ from ..transcripts import (
     chunk_messages,
     load_transcript,
 )
-from .common import JSON_OPTION, echo_json, open_store, store_options
 
 NEEDS_A_MODEL = (
     "the historian needs a model: pass --model ID (any model the llm library knows; "
-    f"{INSTALL_HINT}), set PLUGIN_SDK_MODEL, or install a plugin implementing "
+    f"{INSTALL_HINT}), set MEMSDK_MODEL, or install a plugin implementing "
     "model_complete. --dry-run shows the chunks and prompts without a model"
 )
 
@@ -51,7 +51,7 @@ def historian() -> None:
 @click.option(
     "model_id",
     "--model",
-    envvar="PLUGIN_SDK_MODEL",
+    envvar="MEMSDK_MODEL",
     help="An llm model id or alias (needs memsdk[llm]); default: the plugin that answers "
     "model_complete.",
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .. import inject as injector
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.stages import inject as injector
 
 
 @click.command(name="inject")

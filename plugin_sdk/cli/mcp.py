@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..inject import DEFAULT_BUDGET
-from .common import open_store, store_options
+from plugin_sdk.cli.common import open_store, store_options
+from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
 
 @click.command(name="mcp")
@@ -32,8 +32,8 @@ def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: st
     'memory': the injected table of contents. Needs the mcp extra:
     pip install 'memsdk[mcp]'. See docs/mcp.md for a host's configuration.
     """
-    from ..host import ensure_packs
-    from ..mcp_server import require_mcp, run_stdio
+    from plugin_sdk.host.mcp_server import require_mcp, run_stdio
+    from plugin_sdk.host.opening import ensure_packs
 
     require_mcp()
     with open_store(db, project) as store:

@@ -6,10 +6,9 @@ import sys
 
 import click
 
-from ..errors import MemsdkError
-from ..grid import ACTS, CELLS
-from ..models import MEMORY_STATUSES, Memory
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.store.models import ACTS, CELLS, MEMORY_STATUSES, Memory
 
 
 @click.group()

@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 
-from ..errors import MemsdkError, PackError
-from ..pack_sources import available_packs, resolve_pack
-from ..packs import Pack
-from ..paths import default_db_path
-from .common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
+from plugin_sdk.errors import MemsdkError, PackError
+from plugin_sdk.packs.documents import Pack
+from plugin_sdk.packs.sources import available_packs, resolve_pack
+from plugin_sdk.store.paths import default_db_path
 
 
 @click.group()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..plugins import describe, has_spec
-from .common import echo_json, plugin_manager
+from plugin_sdk.cli.common import echo_json, plugin_manager
+from plugin_sdk.plugin.manager import describe, has_spec
 
 
 @click.command()

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from .. import prompts
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.model import prompts
 
 SURFACES = ("historian", "dreamer", "tool")
 

@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 import attrs
 import click
 
-from .. import queue as q
-from ..detect import file_draft, run_detectors
-from ..errors import MemsdkError
-from ..proposals import STATUSES, Proposal, ProposalDraft, get, list_proposals
-from ..review import render, render_diff
-from ..target import SETTINGS_FILE, SKILLS_DIR, Target
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.proposals import queue as q
+from plugin_sdk.proposals.core import STATUSES, Proposal, ProposalDraft, get, list_proposals
+from plugin_sdk.proposals.detect import file_draft, run_detectors
+from plugin_sdk.proposals.render import render, render_diff
+from plugin_sdk.proposals.target import SETTINGS_FILE, SKILLS_DIR, Target
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,7 +34,7 @@ def actor_option(fn: F) -> F:
     return click.option(
         "--by",
         "actor",
-        envvar="PLUGIN_SDK_ACTOR",
+        envvar="MEMSDK_ACTOR",
         default=_default_actor,
         show_default="your user name",
         help="Who is deciding (recorded in the proposal's history).",
@@ -51,7 +51,7 @@ def repo_options(default: str) -> Callable[[F], F]:
         return click.option(
             "--repo",
             type=click.Path(file_okay=False, exists=True),
-            envvar="PLUGIN_SDK_REPO",
+            envvar="MEMSDK_REPO",
             help=f"The target git repository (default: {default}).",
         )(fn)
 
@@ -77,7 +77,7 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
             "--instructions-file",
-            envvar="PLUGIN_SDK_INSTRUCTIONS_FILE",
+            envvar="MEMSDK_INSTRUCTIONS_FILE",
             help="The agent's instructions file (default: CLAUDE.md, or AGENTS.md if only "
             "it exists).",
         ),

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from .. import dark_matter, observations, routing, truth
-from ..handlers import describe, registered_handlers
-from ..retain import BATCH_SIZE, retain
-from .common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.retain import dark_matter, observations, routing, truth
+from plugin_sdk.retain.handlers import describe, registered_handlers
+from plugin_sdk.retain.job import BATCH_SIZE, retain
 
 
 @click.command()

@@ -24,10 +24,17 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from . import claude_code, llm_logs, openai_messages
-from .chunker import DEFAULT_BUDGET, MIN_BUDGET, Chunk, chunk_messages, render, split_text
-from .model import ImportReport, Message, Transcript, TranscriptError
-from .text import DEFAULT_TOOL_OUTPUT_CHARS
+from plugin_sdk.transcripts import claude_code, llm_logs, openai_messages
+from plugin_sdk.transcripts.chunker import (
+    DEFAULT_BUDGET,
+    MIN_BUDGET,
+    Chunk,
+    chunk_messages,
+    render,
+    split_text,
+)
+from plugin_sdk.transcripts.model import ImportReport, Message, Transcript, TranscriptError
+from plugin_sdk.transcripts.text import DEFAULT_TOOL_OUTPUT_CHARS
 
 Reader = Callable[..., Transcript]
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from ..tokens import TokenCounter
-from .model import Message
+from plugin_sdk.store.tokens import TokenCounter
+from plugin_sdk.transcripts.model import Message
 
 DEFAULT_BUDGET = 3000
 MIN_BUDGET = 64
@@ -47,7 +47,7 @@ class Chunk:
         return first if first == last else f"{first} .. {last}"
 
     def as_historian(self) -> list[dict[str, str]]:
-        """The messages as :func:`plugin_sdk.historian.run_historian` takes them."""
+        """The messages as :func:`plugin_sdk.stages.historian.run_historian` takes them."""
         return [message.as_historian() for message in self.messages]
 
 

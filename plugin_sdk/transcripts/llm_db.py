@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from .model import ImportReport
+from plugin_sdk.transcripts.model import ImportReport
 
 
 class LogsDatabase:

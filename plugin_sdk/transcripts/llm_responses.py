@@ -15,9 +15,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
-from .llm_db import LogsDatabase, location_name
-from .model import Message
-from .text import media_placeholder, placeholder, tool_call, tool_output, tool_result
+from plugin_sdk.transcripts.llm_db import LogsDatabase, location_name
+from plugin_sdk.transcripts.model import Message
+from plugin_sdk.transcripts.text import (
+    media_placeholder,
+    placeholder,
+    tool_call,
+    tool_output,
+    tool_result,
+)
 
 
 class Responses(LogsDatabase):

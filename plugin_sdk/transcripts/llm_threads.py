@@ -16,9 +16,16 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from .llm_db import LogsDatabase, location_name, plain
-from .model import Message
-from .text import media_placeholder, placeholder, tool_call, tool_name, tool_output, tool_result
+from plugin_sdk.transcripts.llm_db import LogsDatabase, location_name, plain
+from plugin_sdk.transcripts.model import Message
+from plugin_sdk.transcripts.text import (
+    media_placeholder,
+    placeholder,
+    tool_call,
+    tool_name,
+    tool_output,
+    tool_result,
+)
 
 
 class Threads(LogsDatabase):

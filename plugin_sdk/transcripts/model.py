@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import MemsdkError
+from plugin_sdk.errors import MemsdkError
 
 ROLES = ("user", "assistant", "tool")
 
@@ -40,7 +40,7 @@ class Message:
     tool: str | None = None  # the tool a "tool" message reports on
 
     def as_historian(self) -> dict[str, str]:
-        """The ``{"role", "content"}`` mapping :func:`plugin_sdk.historian.run_historian` takes."""
+        """The ``{"role", "content"}`` mapping :func:`plugin_sdk.stages.historian.run_historian` takes."""
         return {"role": self.role, "content": self.text}
 
 

@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .model import ImportReport, Message, Transcript, TranscriptError
-from .text import (
+from plugin_sdk.transcripts.model import ImportReport, Message, Transcript, TranscriptError
+from plugin_sdk.transcripts.text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
     placeholder,
     tool_call,

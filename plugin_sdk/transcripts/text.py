@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import ImportReport
+from plugin_sdk.transcripts.model import ImportReport
 
 DEFAULT_TOOL_OUTPUT_CHARS = 2000
 ARGUMENT_CHARS = 80

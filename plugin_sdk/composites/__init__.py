@@ -1,0 +1,1 @@
+"""Composites: headers, sequences, themes and reference sets built over memories."""

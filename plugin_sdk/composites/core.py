@@ -1,0 +1,378 @@
+"""Composites: one primitive for memory relations (the seed's Proposal 2).
+
+A composite is a typed star: one **head** memory and ordered **members**.
+Types are closed: ``sequence`` (an SOP chain), ``theme`` (a topical group),
+``cause`` (a head and what led to it), ``alternatives`` (an unordered peer
+set). A memory may head several composites and belong to many; the head is
+never a member of its own composite (the DB refuses it). Composites key no
+deduplication and pass no sharing gate: they sit outside the category
+machinery, so they never change what counts as a duplicate or what may be
+shared.
+
+Positions are contiguous from 0 in every composite, after every change. The
+cursor is the read position of a cyclic composite (a rotation): ``peek``
+reads it, ``advance`` moves it and wraps around when the composite is cyclic.
+
+**Merge fate** (:meth:`Composites.repoint`, called by ``Memories.merge`` in
+the merge's transaction): member rows pointing at a merged-away memory point
+at the merge target instead; if the target is already a member, the row is
+dropped (no duplicates); if the target heads that composite, the membership
+is dropped and a ``membership-dropped`` event recorded. Composites headed by
+a merged-away memory move to the target, dropping the target's own
+membership in them (recorded the same way).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError, NotFound
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+TYPES = ("sequence", "theme", "cause", "alternatives")
+
+
+class CompositeError(MemsdkError, ValueError):
+    """A composite operation that the rules forbid."""
+
+
+@attrs.frozen
+class Composite:
+    id: int
+    type: str
+    head: int
+    members: list[int]
+    cursor: int
+    cyclic: bool
+    stale_since: str | None
+    layout: Any
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class Composites:
+    """Composite operations on one store; reached as ``store.composites``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    # Reading
+
+    def get(self, composite_id: int) -> Composite:
+        row = self.db.execute("SELECT * FROM composites WHERE id = ?", [composite_id]).fetchone()
+        if row is None:
+            raise NotFound(f"no composite with id {composite_id} in store {self.store.path}")
+        columns = [d[0] for d in self.db.execute("SELECT * FROM composites LIMIT 0").description]
+        data = dict(zip(columns, row, strict=True))
+        members = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT member_memory_id FROM composite_members WHERE composite_id = ? ORDER BY position",
+                [composite_id],
+            )
+        ]
+        return Composite(
+            id=data["id"],
+            type=data["type"],
+            head=data["head_memory_id"],
+            members=members,
+            cursor=data["cursor"],
+            cyclic=bool(data["cyclic"]),
+            stale_since=data["stale_since"],
+            layout=None if data["layout"] is None else json.loads(data["layout"]),
+            created_at=data["created_at"],
+            updated_at=data["updated_at"],
+        )
+
+    def by_head(self, memory_id: int) -> list[Composite]:
+        """Composites headed by a memory (the injection path)."""
+        rows = self.db.execute(
+            "SELECT id FROM composites WHERE head_memory_id = ? ORDER BY id", [memory_id]
+        )
+        return [self.get(r[0]) for r in rows.fetchall()]
+
+    def by_member(self, memory_id: int) -> list[Composite]:
+        """Composites a memory belongs to (the provenance path)."""
+        rows = self.db.execute(
+            "SELECT composite_id FROM composite_members WHERE member_memory_id = ? ORDER BY composite_id",
+            [memory_id],
+        )
+        return [self.get(r[0]) for r in rows.fetchall()]
+
+    def all(self, *, type: str | None = None) -> list[Composite]:
+        """All composites of the store's project (by their head), oldest first."""
+        sql = """SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
+                 WHERE m.project = ?"""
+        params: list[Any] = [self.store.project]
+        if type is not None:
+            _check_type(type)
+            sql += " AND c.type = ?"
+            params.append(type)
+        return [self.get(r[0]) for r in self.db.execute(sql + " ORDER BY c.id", params).fetchall()]
+
+    def events(self, composite_id: int) -> list[dict[str, Any]]:
+        rows = self.db.query(
+            "SELECT * FROM composite_events WHERE composite_id = ? ORDER BY id", [composite_id]
+        )
+        return [{**row, "detail": json.loads(row["detail"])} for row in rows]
+
+    # Changing
+
+    def create(
+        self,
+        type: str,
+        head: int,
+        members: list[int] | tuple[int, ...] = (),
+        *,
+        cyclic: bool = False,
+        layout: Any = None,
+    ) -> Composite:
+        """Create a composite with a head and ordered members."""
+        _check_type(type)
+        self._live(head)
+        members = list(dict.fromkeys(members))
+        for member in members:
+            self._live(member)
+            if member == head:
+                raise CompositeError(f"memory {head} heads this composite and cannot be its member")
+        now = self.store.now()
+        with self.store.atomic():
+            cursor = self.db.execute(
+                """INSERT INTO composites (type, head_memory_id, cyclic, layout, created_at, updated_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                [type, head, int(cyclic), None if layout is None else json.dumps(layout), now, now],
+            )
+            composite_id = int(cursor.lastrowid or 0)
+            for position, member in enumerate(members):
+                self.db.execute(
+                    "INSERT INTO composite_members VALUES (?, ?, ?)",
+                    [composite_id, member, position],
+                )
+        return self.get(composite_id)
+
+    def add(self, composite_id: int, member: int, position: int | None = None) -> Composite:
+        """Add a member at ``position`` (default: the end), shifting the rest."""
+        current = self.get(composite_id)
+        self._live(member)
+        if member == current.head:
+            raise CompositeError(
+                f"memory {member} heads composite {composite_id} and cannot be its member"
+            )
+        if member in current.members:
+            raise CompositeError(f"memory {member} is already a member of composite {composite_id}")
+        members = list(current.members)
+        members.insert(len(members) if position is None else max(0, position), member)
+        return self._set_members(composite_id, members)
+
+    def remove(self, composite_id: int, member: int) -> Composite:
+        """Remove a member; positions close up."""
+        current = self.get(composite_id)
+        if member not in current.members:
+            raise CompositeError(f"memory {member} is not a member of composite {composite_id}")
+        return self._set_members(composite_id, [m for m in current.members if m != member])
+
+    def reorder(self, composite_id: int, members: list[int]) -> Composite:
+        """Give the members a new order; ``members`` must be a permutation of the current ones."""
+        current = self.get(composite_id)
+        if sorted(members) != sorted(current.members) or len(set(members)) != len(members):
+            raise CompositeError(
+                f"reorder of composite {composite_id} must list each current member once: "
+                f"{current.members}"
+            )
+        return self._set_members(composite_id, members)
+
+    def delete(self, composite_id: int) -> None:
+        """Delete a composite; its memories stay."""
+        self.get(composite_id)
+        with self.store.atomic():
+            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
+            self.db.execute("DELETE FROM composites WHERE id = ?", [composite_id])
+
+    # The cursor
+
+    def peek(self, composite_id: int) -> int | None:
+        """The member at the cursor (None for an empty composite or past the end)."""
+        current = self.get(composite_id)
+        if not current.members or current.cursor >= len(current.members):
+            return None
+        return current.members[current.cursor]
+
+    def advance(self, composite_id: int) -> int | None:
+        """Move the cursor one step and return the member there.
+
+        A cyclic composite wraps around to its first member; a non-cyclic one
+        stops past the end (``None``).
+        """
+        current = self.get(composite_id)
+        if not current.members:
+            return None
+        size = len(current.members)
+        cursor = (current.cursor + 1) % size if current.cyclic else min(current.cursor + 1, size)
+        self._set_cursor(composite_id, cursor)
+        return self.peek(composite_id)
+
+    def reset(self, composite_id: int) -> int | None:
+        """Put the cursor back on the first member."""
+        self.get(composite_id)
+        self._set_cursor(composite_id, 0)
+        return self.peek(composite_id)
+
+    # Lifecycle, called inside the transactions of memories.py
+
+    def repoint(self, source_id: int, target_id: int) -> None:
+        """Merge fate for one merged-away memory (see the module docstring)."""
+        now = self.store.now()
+        touched: set[int] = set()
+        for (composite_id,) in self.db.execute(
+            "SELECT composite_id FROM composite_members WHERE member_memory_id = ?", [source_id]
+        ).fetchall():
+            touched.add(composite_id)
+            head, has_target = self.db.execute(
+                """SELECT head_memory_id, EXISTS (SELECT 1 FROM composite_members
+                   WHERE composite_id = ? AND member_memory_id = ?) FROM composites WHERE id = ?""",
+                [composite_id, target_id, composite_id],
+            ).fetchone()
+            if head == target_id or has_target:
+                self.db.execute(
+                    "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
+                    [composite_id, source_id],
+                )
+                if head == target_id:
+                    self._event(
+                        composite_id,
+                        "membership-dropped",
+                        {
+                            "member": source_id,
+                            "merged_into": target_id,
+                            "why": "the merge target heads this composite",
+                        },
+                    )
+            else:
+                self.db.execute(
+                    """UPDATE composite_members SET member_memory_id = ?
+                       WHERE composite_id = ? AND member_memory_id = ?""",
+                    [target_id, composite_id, source_id],
+                )
+        for (composite_id,) in self.db.execute(
+            "SELECT id FROM composites WHERE head_memory_id = ?", [source_id]
+        ).fetchall():
+            touched.add(composite_id)
+            dropped = self.db.execute(
+                "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
+                [composite_id, target_id],
+            ).rowcount
+            self.db.execute(
+                "UPDATE composites SET head_memory_id = ?, updated_at = ? WHERE id = ?",
+                [target_id, now, composite_id],
+            )
+            self._event(composite_id, "head-moved", {"from": source_id, "to": target_id})
+            if dropped:
+                self._event(
+                    composite_id,
+                    "membership-dropped",
+                    {
+                        "member": target_id,
+                        "why": "it became the head by a merge",
+                    },
+                )
+        for composite_id in sorted(touched):
+            self._renumber(composite_id)
+            # Keep the cursor on a member, and flag sequences: their header
+            # may no longer describe what they hold.
+            size = self.db.execute(
+                "SELECT count(*) FROM composite_members WHERE composite_id = ?", [composite_id]
+            ).fetchone()[0]
+            self.db.execute(
+                """UPDATE composites SET updated_at = ?,
+                       cursor = CASE WHEN cyclic = 1 THEN cursor % MAX(?, 1) ELSE MIN(cursor, ?) END,
+                       stale_since = CASE WHEN type = 'sequence'
+                           THEN COALESCE(stale_since, ?) ELSE stale_since END
+                   WHERE id = ?""",
+                [now, size, size, now, composite_id],
+            )
+
+    def mark_stale(self, member_id: int) -> int:
+        """Mark the sequence composites a changed detail belongs to as stale."""
+        cursor = self.db.execute(
+            """UPDATE composites SET stale_since = COALESCE(stale_since, ?)
+               WHERE type = 'sequence' AND id IN
+                   (SELECT composite_id FROM composite_members WHERE member_memory_id = ?)""",
+            [self.store.now(), member_id],
+        )
+        return int(cursor.rowcount)
+
+    def stale(self) -> list[Composite]:
+        """Stale sequence composites of the store's project, oldest first."""
+        rows = self.db.execute(
+            """SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
+               WHERE m.project = ? AND c.stale_since IS NOT NULL ORDER BY c.stale_since, c.id""",
+            [self.store.project],
+        )
+        return [self.get(r[0]) for r in rows.fetchall()]
+
+    def clear_stale(self, composite_id: int) -> None:
+        self.db.execute(
+            "UPDATE composites SET stale_since = NULL, updated_at = ? WHERE id = ?",
+            [self.store.now(), composite_id],
+        )
+
+    # Helpers
+
+    def _set_members(self, composite_id: int, members: list[int]) -> Composite:
+        with self.store.atomic():
+            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
+            for position, member in enumerate(members):
+                self.db.execute(
+                    "INSERT INTO composite_members VALUES (?, ?, ?)",
+                    [composite_id, member, position],
+                )
+            self.db.execute(
+                "UPDATE composites SET cursor = MIN(cursor, ?), updated_at = ? WHERE id = ?",
+                [max(0, len(members) - 1) if members else 0, self.store.now(), composite_id],
+            )
+        return self.get(composite_id)
+
+    def _set_cursor(self, composite_id: int, cursor: int) -> None:
+        with self.store.atomic():
+            self.db.execute(
+                "UPDATE composites SET cursor = ?, updated_at = ? WHERE id = ?",
+                [cursor, self.store.now(), composite_id],
+            )
+
+    def _renumber(self, composite_id: int) -> None:
+        rows = self.db.execute(
+            "SELECT member_memory_id FROM composite_members WHERE composite_id = ? ORDER BY position, member_memory_id",
+            [composite_id],
+        ).fetchall()
+        for position, (member,) in enumerate(rows):
+            self.db.execute(
+                "UPDATE composite_members SET position = ? WHERE composite_id = ? AND member_memory_id = ?",
+                [position, composite_id, member],
+            )
+
+    def _event(self, composite_id: int, event: str, detail: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT INTO composite_events (composite_id, event, detail, at) VALUES (?, ?, ?, ?)",
+            [composite_id, event, json.dumps(detail), self.store.now()],
+        )
+
+    def _live(self, memory_id: int) -> None:
+        row = self.db.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {memory_id} in store {self.store.path}")
+        if row[0] in ("superseded", "quarantined"):
+            raise CompositeError(f"memory {memory_id} is {row[0]} and cannot join a composite")
+
+
+def _check_type(type: str) -> None:
+    if type not in TYPES:
+        raise CompositeError(f"unknown composite type {type!r}; types are {', '.join(TYPES)}")

@@ -1,0 +1,75 @@
+"""Frozen reference sets: a read-time snapshot of a composite (DESIGN.md, "Relation").
+
+``freeze(store, composite_id)`` stores the head and each member's id,
+normalized hash and exact text at that moment and returns the set's id, which
+a host hands to a delegated sub-agent. ``read(store, set_id)`` returns exactly
+what was frozen, however the live composite and its memories change later.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import NotFound
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+
+@attrs.frozen
+class ReferenceSet:
+    id: int
+    composite_id: int
+    type: str
+    head: int
+    items: list[dict[str, Any]]
+    note: str | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def freeze(store: Store, composite_id: int, *, note: str | None = None) -> int:
+    """Snapshot a composite; return the reference set's id."""
+    composite = store.composites.get(composite_id)
+    now = store.now()
+    with store.atomic():
+        cursor = store.db.execute(
+            """INSERT INTO reference_sets (composite_id, type, head_memory_id, note, created_at)
+               VALUES (?, ?, ?, ?, ?)""",
+            [composite.id, composite.type, composite.head, note, now],
+        )
+        set_id = int(cursor.lastrowid or 0)
+        for position, member in enumerate(composite.members):
+            memory = store.memories.get(member)
+            store.db.execute(
+                "INSERT INTO reference_set_items VALUES (?, ?, ?, ?, ?)",
+                [set_id, position, memory.id, memory.normalized_hash, memory.content],
+            )
+    return set_id
+
+
+def read(store: Store, set_id: int) -> ReferenceSet:
+    """A frozen set, exactly as it was frozen."""
+    row = next(iter(store.db.query("SELECT * FROM reference_sets WHERE id = ?", [set_id])), None)
+    if row is None:
+        raise NotFound(f"no reference set with id {set_id} in store {store.path}")
+    items = list(
+        store.db.query(
+            """SELECT memory_id, normalized_hash, content FROM reference_set_items
+               WHERE set_id = ? ORDER BY position""",
+            [set_id],
+        )
+    )
+    return ReferenceSet(
+        id=row["id"],
+        composite_id=row["composite_id"],
+        type=row["type"],
+        head=row["head_memory_id"],
+        items=items,
+        note=row["note"],
+        created_at=row["created_at"],
+    )

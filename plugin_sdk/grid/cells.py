@@ -1,0 +1,134 @@
+"""Classify onto the grid: memory type, referent and (for interactions) the illocutionary act.
+
+The ``classify_cell`` hook decides; two built-ins answer it
+(``plugins/cell_classifier.py``): a model-backed classifier when the host's model
+answers, else :func:`rule_cell` here, which reads only pack data:
+
+- **votes per axis.** Each of the pack's cue patterns (``grid.cues``, regular
+  expressions, case-insensitive) that matches the text gives its value one
+  vote; the category's usual cell (``grid.category_cells``) gives its memory
+  type and referent one vote each (and wins their ties).
+- **the winner** is the value with the most votes; a tie goes to the
+  category's cell, then the grid's ``default_cell``, then axis order. With no
+  vote at all on an axis the default cell's value is taken.
+- **acts** (interaction memories only: those linked to an actor entity) are
+  voted by ``grid.acts``; with no vote the act is ``assertive`` (a statement
+  of how things are).
+
+The signal says what decided: ``rules``, ``rules (default)`` when nothing
+voted on either axis, or the model's.
+
+:func:`place` writes decisions into ``memory_cells`` (one transaction per
+call); ``acts.py`` reads the acts back per actor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.grid.core import Grid, has_grid
+from plugin_sdk.plugin.records import CellDecision
+from plugin_sdk.store.models import ACTS, DEFAULT_ACT, MEMORY_TYPES, REFERENTS
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.models import Memory
+
+CATEGORY_VOTES = 1
+
+
+@lru_cache(maxsize=64)
+def _patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+
+
+def _votes(text: str, table: dict[str, list[str]]) -> dict[str, int]:
+    return {
+        value: sum(1 for p in _patterns(tuple(patterns)) if p.search(text))
+        for value, patterns in table.items()
+    }
+
+
+def _winner(votes: dict[str, int], order: Sequence[str], preferred: Sequence[str]) -> str:
+    best = max(votes.values(), default=0)
+    leaders = [value for value in order if votes.get(value, 0) == best]
+    for value in preferred:
+        if value in leaders:
+            return value
+    return leaders[0]
+
+
+def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) -> CellDecision:
+    """The rule-based decision (see the module docstring)."""
+    hint = policy.category_cells.get(category) if category else None
+    default_type, default_referent = policy.default_cell.split(".")
+    type_votes = _votes(text, policy.cues.get("memory_type", {}))
+    referent_votes = _votes(text, policy.cues.get("referent", {}))
+    hinted = hint is not None
+    if hint is not None:
+        hint_type, hint_referent = hint.split(".")
+        type_votes[hint_type] = type_votes.get(hint_type, 0) + CATEGORY_VOTES
+        referent_votes[hint_referent] = referent_votes.get(hint_referent, 0) + CATEGORY_VOTES
+    quiet = not hinted and not any(type_votes.values()) and not any(referent_votes.values())
+    prefer_type = [hint.split(".")[0]] if hint else []
+    prefer_referent = [hint.split(".")[1]] if hint else []
+    memory_type = _winner(type_votes, MEMORY_TYPES, [*prefer_type, default_type])
+    referent = _winner(referent_votes, REFERENTS, [*prefer_referent, default_referent])
+    act = None
+    if interaction:
+        act = _winner(_votes(text, policy.acts), ACTS, [DEFAULT_ACT])
+    return CellDecision(memory_type, referent, act, "rules (default)" if quiet else "rules")
+
+
+def is_interaction(store: Store, memory_id: int) -> bool:
+    """Whether a memory is linked to an actor entity (said by or to someone)."""
+    row = store.db.execute(
+        "SELECT 1 FROM memory_entities WHERE memory_id = ? AND role = 'actor' LIMIT 1",
+        [memory_id],
+    ).fetchone()
+    return row is not None
+
+
+def decide(store: Store, memory: Memory) -> CellDecision:
+    """Ask the ``classify_cell`` hook about one memory."""
+    decision: CellDecision = store.plugins.hook.classify_cell(
+        store=store,
+        text=memory.content,
+        category=memory.category,
+        interaction=is_interaction(store, memory.id),
+    )
+    return decision
+
+
+def place(store: Store, decisions: Sequence[tuple[int, CellDecision]]) -> int:
+    """Write cell decisions for memories (one transaction); how many rows changed."""
+    changed = 0
+    with store.atomic():
+        for memory_id, d in decisions:
+            cursor = store.db.execute(
+                """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal)
+                   VALUES (?, ?, ?, ?, ?)
+                   ON CONFLICT (memory_id) DO UPDATE SET memory_type = excluded.memory_type,
+                       referent = excluded.referent, act = excluded.act, signal = excluded.signal
+                   WHERE (memory_type, referent, act, signal) IS NOT
+                         (excluded.memory_type, excluded.referent, excluded.act, excluded.signal)""",
+                [memory_id, d.memory_type, d.referent, d.act, d.signal],
+            )
+            changed += cursor.rowcount
+    return changed
+
+
+def classify_cells(store: Store, memories: Sequence[Memory]) -> int:
+    """Place memories on the grid, if the store has one; how many rows changed."""
+    if not memories or not has_grid(store):
+        return 0
+    return place(store, [(m.id, decide(store, m)) for m in memories])
+
+
+def cell_of(store: Store, memory_id: int) -> dict[str, Any] | None:
+    """A memory's row in ``memory_cells``, or ``None`` if it is not placed yet."""
+    rows = list(store.db.query("SELECT * FROM memory_cells WHERE memory_id = ?", [memory_id]))
+    return rows[0] if rows else None

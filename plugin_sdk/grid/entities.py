@@ -1,0 +1,384 @@
+"""Entities: durable graph nodes named ``namespace:slug``, placed on the grid.
+
+``store.entities`` adds, finds and lists them, links memories to them (as
+actors or subjects) and records what reinforces them. An entity's defaults
+come from the grid (``grid.py``), most specific first:
+
+- **cell**: given, else the matching namespace rule's, else the ``classify_cell``
+  hook's decision on the name (rules from pack cues, or the host's model);
+- **half-life**: given, else the namespace rule's, else the cell's default;
+- **pinned**: given, else the namespace rule's (pinned never decays);
+- **emotional multiplier**: the emotion table's value for its tag, else the
+  cell's default.
+
+**Time.** Strength decays from ``last_seen_at``: when the entity was created or
+last seen again (:meth:`Entities.seen`). A retrieval adds to the retrieval boost
+without resetting the clock, and an outcome moves the reward factor; neither
+makes an old entity young. See ``strength.py`` for the formulas.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.grid.core import check_name, check_pattern, grid, matches, pattern_sql
+from plugin_sdk.grid.strength import days_between, strength
+from plugin_sdk.store.models import split_cell
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+ROLES = ("actor", "subject")
+STATUSES = ("active", "provisional", "archived")
+
+
+class DuplicateEntity(MemsdkError, ValueError):
+    """An entity with that name already exists in the project."""
+
+
+@attrs.frozen
+class Entity:
+    id: int
+    project: str
+    name: str
+    type: str
+    subtype: str | None
+    memory_type: str
+    referent: str
+    status: str
+    base_strength: float
+    pinned: bool
+    positive_outcomes: int
+    negative_outcomes: int
+    retrieval_count: int
+    emotional_tag: str | None
+    half_life_days: float
+    emotional_multiplier: float
+    strength: float | None  # as the last consolidation pass computed it
+    strength_at: str | None
+    cell_signal: str
+    truth_id: int | None
+    created_at: str
+    updated_at: str
+    last_seen_at: str
+    last_retrieved_at: str | None
+
+    @property
+    def cell(self) -> str:
+        return f"{self.memory_type}.{self.referent}"
+
+    @property
+    def namespace(self) -> str:
+        return self.name.rsplit(":", 1)[0]
+
+    @property
+    def slug(self) -> str:
+        return self.name.rsplit(":", 1)[1]
+
+    def strength_now(self, now: str) -> float:
+        """Strength at ``now`` by the seed's formula (``inf`` if pinned)."""
+        return strength(
+            base_strength=self.base_strength,
+            days=days_between(self.last_seen_at, now),
+            half_life_days=self.half_life_days,
+            positive=self.positive_outcomes,
+            negative=self.negative_outcomes,
+            retrieval_count=self.retrieval_count,
+            emotional_multiplier=self.emotional_multiplier,
+            pinned=self.pinned,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = attrs.asdict(self)
+        data["cell"] = self.cell
+        if self.pinned:
+            data["strength"] = "pinned"
+        return data
+
+
+def _entity(row: dict[str, Any]) -> Entity:
+    row = dict(row)
+    row["pinned"] = bool(row["pinned"])
+    return Entity(**row)
+
+
+class Entities:
+    """Entity operations on one store; reached as ``store.entities``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    def add(
+        self,
+        name: str,
+        *,
+        cell: str | None = None,
+        half_life_days: float | None = None,
+        pinned: bool | None = None,
+        emotional_tag: str | None = None,
+        base_strength: float = 1.0,
+        status: str = "active",
+        project: str | None = None,
+    ) -> Entity:
+        """Create an entity; :class:`DuplicateEntity` if the name is taken."""
+        project = project or self.store.project
+        check_name(name)
+        if self._find(name, project) is not None:
+            raise DuplicateEntity(f"entity {name!r} already exists in project {project!r}")
+        if status not in STATUSES:
+            raise MemsdkError(f"unknown entity status {status!r}; use one of {', '.join(STATUSES)}")
+        if not base_strength > 0:
+            raise MemsdkError(f"base strength must be above 0, not {base_strength!r}")
+        if half_life_days is not None and not half_life_days > 0:
+            raise MemsdkError(f"half-life must be above 0 days, not {half_life_days!r}")
+        policy = grid(self.store)
+        rule = policy.rule_for(name)
+        signal = "given"
+        if cell is None and rule is not None and rule.cell is not None:
+            cell, signal = rule.cell, f"namespace {rule.pattern}"
+        if cell is None:
+            decision = self.store.plugins.hook.classify_cell(
+                store=self.store, text=name.replace(":", " "), category=None, interaction=False
+            )
+            cell, signal = decision.cell, decision.signal
+        memory_type, referent = split_cell(cell)
+        if half_life_days is None:
+            half_life_days = (
+                rule.half_life_days
+                if rule is not None and rule.half_life_days is not None
+                else policy.cells[cell].half_life_days
+            )
+        if pinned is None:
+            pinned = bool(rule and rule.pinned)
+        segments = name.split(":")
+        now = self.store.now()
+        with self.store.atomic():
+            cursor = self.db.execute(
+                """INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
+                       base_strength, pinned, emotional_tag, half_life_days, emotional_multiplier,
+                       cell_signal, created_at, updated_at, last_seen_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [
+                    project,
+                    name,
+                    segments[0],
+                    segments[1] if len(segments) > 2 else None,
+                    memory_type,
+                    referent,
+                    status,
+                    base_strength,
+                    int(pinned),
+                    emotional_tag,
+                    half_life_days,
+                    policy.multiplier(cell, emotional_tag),
+                    signal,
+                    now,
+                    now,
+                    now,
+                ],
+            )
+        return self.get(int(cursor.lastrowid or 0))
+
+    def ensure(self, name: str, *, project: str | None = None, **defaults: Any) -> Entity:
+        """The entity with this name, created with ``defaults`` if it does not exist."""
+        found = self._find(check_name(name), project or self.store.project)
+        return found if found is not None else self.add(name, project=project, **defaults)
+
+    def get(self, key: int | str, *, project: str | None = None) -> Entity:
+        """An entity by id or name; :class:`NotFound` names close matches.
+
+        A name is looked up in ``project`` (default: the store's). An id is
+        unique in the store; with ``project`` given, an id of another project
+        is not found either.
+        """
+        if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [int(key)]))
+            if rows and (project is None or rows[0]["project"] == project):
+                return _entity(rows[0])
+            where = f" in project {project!r}" if project else ""
+            raise NotFound(f"no entity with id {key}{where}")
+        project = project or self.store.project
+        found = self._find(key, project)
+        if found is None:
+            raise NotFound(
+                f"no entity named {key!r} in project {project!r}{self._near(key, project)}"
+            )
+        return found
+
+    def _near(self, name: str, project: str) -> str:
+        """Up to five names of the project sharing the longest prefix with ``name``."""
+        segments = name.split(":")
+        for size in range(len(segments) - 1, 0, -1):
+            prefix = ":".join(segments[:size]) + ":"
+            near = [
+                row["name"]
+                for row in self.db.query(
+                    "SELECT name FROM entities WHERE project = ? AND substr(name, 1, ?) = ? "
+                    "ORDER BY name LIMIT 5",
+                    [project, len(prefix), prefix],
+                )
+            ]
+            if near:
+                return f"; close: {', '.join(near)}"
+        return ""
+
+    def list(
+        self,
+        *,
+        cell: str | None = None,
+        pattern: str | None = None,
+        status: str | None = None,
+        project: str | None = None,
+        limit: int | None = 100,
+    ) -> list[Entity]:
+        """Entities of a project, by name; filtered by cell and namespace pattern."""
+        where: builtins.list[str] = ["project = ?"]
+        params: builtins.list[Any] = [project or self.store.project]
+        if cell is not None:
+            memory_type, referent = split_cell(cell)
+            where.append("memory_type = ? AND referent = ?")
+            params += [memory_type, referent]
+        if status is not None:
+            where.append("status = ?")
+            params.append(status)
+        if pattern is not None:
+            condition, extra = pattern_sql(check_pattern(pattern))
+            where.append(condition)
+            params += extra
+        sql = f"SELECT * FROM entities WHERE {' AND '.join(where)} ORDER BY name"
+        if pattern is None and limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = (_entity(row) for row in self.db.query(sql, params))
+        found = (e for e in rows if pattern is None or matches(pattern, e.name))
+        return list(itertools.islice(found, limit))
+
+    def link(
+        self, memory_id: int, names: Iterable[str], *, role: str = "actor"
+    ) -> builtins.list[Entity]:
+        """Link a memory to entities (created with their defaults if new)."""
+        if role not in ROLES:
+            raise MemsdkError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+        memory = self.store.memories.get(memory_id)
+        with self.store.atomic():
+            linked = [self.ensure(name, project=memory.project) for name in names]
+            self.db.conn.executemany(
+                "INSERT OR IGNORE INTO memory_entities VALUES (?, ?, ?)",
+                [(memory_id, entity.id, role) for entity in linked],
+            )
+        return linked
+
+    def of_memory(self, memory_id: int) -> builtins.list[tuple[str, Entity]]:
+        """(role, entity) pairs a memory links to."""
+        rows = self.db.query(
+            """SELECT l.role, e.* FROM memory_entities l JOIN entities e ON e.id = l.entity_id
+               WHERE l.memory_id = ? ORDER BY l.role, e.name""",
+            [memory_id],
+        )
+        return [(row.pop("role"), _entity(row)) for row in rows]
+
+    def memories_of(self, key: int | str, *, role: str | None = None) -> builtins.list[int]:
+        """Ids of the memories linked to an entity."""
+        entity = self.get(key)
+        sql = "SELECT memory_id FROM memory_entities WHERE entity_id = ?"
+        params: list[Any] = [entity.id]
+        if role is not None:
+            sql += " AND role = ?"
+            params.append(role)
+        return [row["memory_id"] for row in self.db.query(sql + " ORDER BY memory_id", params)]
+
+    def seen(self, key: int | str) -> Entity:
+        """The entity was seen again: its decay clock restarts now."""
+        return self._bump(key, "last_seen_at = :now")
+
+    def retrieved(self, key: int | str) -> Entity:
+        """The entity was retrieved: the retrieval boost grows (the clock does not restart)."""
+        return self._bump(key, "retrieval_count = retrieval_count + 1, last_retrieved_at = :now")
+
+    def outcome(self, key: int | str, *, positive: bool) -> Entity:
+        """Record a good or bad outcome; the reward factor lengthens or shortens the half-life."""
+        column = "positive_outcomes" if positive else "negative_outcomes"
+        return self._bump(key, f"{column} = {column} + 1")
+
+    def update(
+        self,
+        key: int | str,
+        *,
+        pinned: bool | None = None,
+        emotional_tag: str | None = None,
+        status: str | None = None,
+        cell: str | None = None,
+        half_life_days: float | None = None,
+        project: str | None = None,
+    ) -> Entity:
+        """Change what a person may change; ``None`` keeps a field as it is.
+
+        The emotional multiplier follows the tag and the cell. Moving to
+        another cell takes that cell's half-life, unless ``half_life_days`` is
+        given or the name's namespace rule sets one.
+        """
+        if status is not None and status not in STATUSES:
+            raise MemsdkError(f"unknown entity status {status!r}; use one of {', '.join(STATUSES)}")
+        if half_life_days is not None and not half_life_days > 0:
+            raise MemsdkError(f"half-life must be above 0 days, not {half_life_days!r}")
+        policy = grid(self.store)
+        with self.store.atomic():  # read and write in one transaction: no lost update
+            entity = self.get(key, project=project)
+            new_cell = cell or entity.cell
+            memory_type, referent = split_cell(new_cell)
+            tag = emotional_tag if emotional_tag is not None else entity.emotional_tag
+            if half_life_days is None and cell is not None and cell != entity.cell:
+                rule = policy.rule_for(entity.name)
+                half_life_days = (
+                    rule.half_life_days
+                    if rule is not None and rule.half_life_days is not None
+                    else policy.cells[new_cell].half_life_days
+                )
+            self.db.execute(
+                """UPDATE entities SET pinned = ?, emotional_tag = ?, emotional_multiplier = ?,
+                       status = ?, memory_type = ?, referent = ?, cell_signal = ?,
+                       half_life_days = ?, updated_at = ?
+                   WHERE id = ?""",
+                [
+                    int(entity.pinned if pinned is None else pinned),
+                    tag,
+                    policy.multiplier(new_cell, tag),
+                    status or entity.status,
+                    memory_type,
+                    referent,
+                    "given" if cell else entity.cell_signal,
+                    entity.half_life_days if half_life_days is None else half_life_days,
+                    self.store.now(),
+                    entity.id,
+                ],
+            )
+        return self.get(entity.id)
+
+    def count(self, *, project: str | None = None) -> int:
+        row = self.db.execute(
+            "SELECT count(*) FROM entities WHERE project = ?", [project or self.store.project]
+        ).fetchone()
+        return int(row[0])
+
+    def _bump(self, key: int | str, assignment: str) -> Entity:
+        now = self.store.now()
+        with self.store.atomic():
+            entity = self.get(key)
+            self.db.execute(
+                f"UPDATE entities SET {assignment}, updated_at = :now WHERE id = :id",
+                {"now": now, "id": entity.id},
+            )
+        return self.get(entity.id)
+
+    def _find(self, name: str, project: str) -> Entity | None:
+        rows = list(
+            self.db.query("SELECT * FROM entities WHERE project = ? AND name = ?", [project, name])
+        )
+        return _entity(rows[0]) if rows else None

@@ -1,0 +1,1 @@
+"""What a host opens and serves: open_store, the demo, the MCP server."""

@@ -1,0 +1,332 @@
+"""The MCP memory tools as data: their specs, their handlers, and how a call runs.
+
+Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
+these tools over MCP, and tests and docs read them directly.
+
+- :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
+  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_merge``,
+  with schemas built from the store now: the ``category`` enum is the store's
+  categories in priority order, and the write tool's description carries each
+  category's definition. The store stays the authority: a category added
+  while the server runs is accepted, one retired is refused. Every integer
+  has a minimum and a maximum (at most :data:`MAX_INTEGER`).
+- :func:`call_tool`: runs one call. Errors are outcomes, never exceptions:
+  bad arguments, an unknown category, an id that is not in the project, any
+  :class:`~plugin_sdk.errors.MemsdkError`, a value the store cannot take come
+  back with ``is_error`` and a one-line message the model can act on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import jsonschema
+
+from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.stages.inject import expand, indent_lines, inject
+from plugin_sdk.store.models import Memory
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+SOURCE = "mcp"  # the source of the memories the tools write
+MAX_INTEGER = 2**63 - 1  # SQLite's largest integer: a larger id or budget is refused up front
+MEMORY_FIELDS = (
+    "id",
+    "category",
+    "kind",
+    "content",
+    "status",
+    "importance",
+    "pinned",
+    "seen_count",
+    "superseded_by",
+    "merged_from",
+    "created_at",
+    "updated_at",
+)
+
+
+class ToolError(MemsdkError, ValueError):
+    """A tool call the server cannot carry out (unknown tool, bad arguments)."""
+
+
+@attrs.frozen
+class ToolSpec:
+    """One tool: what the client sees (name, description, schema) and what runs."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    run: Callable[[Store, dict[str, Any]], tuple[str, dict[str, Any]]]
+    read_only: bool = False
+
+
+@attrs.frozen
+class Outcome:
+    """A tool call's result: text for the model, the same as data, and whether it failed."""
+
+    text: str
+    data: dict[str, Any] | None
+    is_error: bool = False
+
+
+def tool_specs(store: Store) -> list[ToolSpec]:
+    """The tools, with the category enum read from the store now."""
+    categories = store.categories()
+    if not categories:
+        raise MemsdkError(
+            f"store {store.path} has no categories: install a pack first "
+            "(memsdk init --pack NAME, or memsdk mcp --pack NAME)"
+        )
+    category = {"type": "string", "enum": [c.name for c in categories]}
+    memory_id = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_INTEGER,
+        "description": "A memory id, as in [id].",
+    }
+    importance = {"type": "integer", "minimum": 1, "maximum": 100}
+    listing = "\n".join(
+        f"- {c.name} ({c.kind}): {_first_sentence(c.value('definition'))}" for c in categories
+    )
+    return [
+        ToolSpec(
+            "memory_write",
+            "Remember one durable fact or directive, filed under exactly one category. "
+            "A repeat of a known memory is folded into it (its id is returned).\n"
+            f"Categories, in priority order:\n{listing}",
+            _object(
+                {
+                    "content": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "One self-contained, specific statement.",
+                    },
+                    "category": category,
+                    "importance": {**importance, "default": 50},
+                },
+                ["content", "category"],
+            ),
+            _write,
+        ),
+        ToolSpec(
+            "memory_search",
+            "Full-text search of the active memories (all words must match, any order).",
+            _object(
+                {
+                    "query": {"type": "string", "minLength": 1},
+                    "category": category,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                },
+                ["query"],
+            ),
+            _search,
+            read_only=True,
+        ),
+        ToolSpec(
+            "memory_get",
+            "One memory by id, with its category, status and history fields.",
+            _object({"id": memory_id}, ["id"]),
+            _get,
+            read_only=True,
+        ),
+        ToolSpec(
+            "memory_expand",
+            "A header's details in order (what the table of contents summarizes), "
+            "or the memory itself when it heads nothing.",
+            _object(
+                {
+                    "id": memory_id,
+                    "budget": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},
+                },
+                ["id"],
+            ),
+            _expand,
+            read_only=True,
+        ),
+        ToolSpec(
+            "memory_update",
+            "Change a memory's text, category, importance or pinned flag.",
+            _object(
+                {
+                    "id": memory_id,
+                    "content": {"type": "string", "minLength": 1},
+                    "category": category,
+                    "importance": importance,
+                    "pinned": {"type": "boolean"},
+                },
+                ["id"],
+            ),
+            _update,
+        ),
+        ToolSpec(
+            "memory_archive",
+            "Archive a memory that is no longer true: kept, but no longer searched or injected.",
+            _object({"id": memory_id}, ["id"]),
+            _archive,
+        ),
+        ToolSpec(
+            "memory_merge",
+            "Fold memories that say the same thing into one (same category); "
+            "the sources become superseded by it.",
+            _object(
+                {
+                    "source_ids": {"type": "array", "items": memory_id, "minItems": 1},
+                    "into": memory_id,
+                },
+                ["source_ids", "into"],
+            ),
+            _merge,
+        ),
+    ]
+
+
+def call_tool(
+    store: Store, specs: list[ToolSpec], name: str, arguments: dict[str, Any] | None
+) -> Outcome:
+    """Run one tool; every error the caller can cause becomes an error outcome."""
+    by_name = {spec.name: spec for spec in specs}
+    try:
+        spec = by_name.get(name)
+        if spec is None:
+            raise ToolError(f"unknown tool {name!r}; tools are: {', '.join(by_name)}")
+        args = dict(arguments or {})
+        _check_arguments(spec, args)
+        text, data = spec.run(store, args)
+    except MemsdkError as error:
+        return Outcome(f"{name}: {error}", None, is_error=True)
+    except sqlite3.Error as error:
+        return Outcome(f"{name}: store: {error}", None, is_error=True)
+    except (OverflowError, ValueError, TypeError) as error:
+        # What the schema let through and the handler still could not use
+        # (a number too large for SQLite, say) is the caller's to fix.
+        return Outcome(
+            f"{name}: cannot use these arguments ({type(error).__name__}: {error})",
+            None,
+            is_error=True,
+        )
+    return Outcome(text, data)
+
+
+def memory_block(store: Store, budget: int) -> str:
+    """The injected table of contents (or a line saying there is nothing to show)."""
+    result = inject(store, budget=budget)
+    return result.text or f"({result.note})"
+
+
+def _check_arguments(spec: ToolSpec, args: dict[str, Any]) -> None:
+    # The category enum is advice to the model; the store decides (and names
+    # its categories when it refuses), so it is left out of this check.
+    schema = {
+        **spec.input_schema,
+        "properties": {
+            key: {k: v for k, v in value.items() if not (key == "category" and k == "enum")}
+            for key, value in spec.input_schema["properties"].items()
+        },
+    }
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(args)
+    )
+    if error is not None:
+        where = ".".join(str(part) for part in error.absolute_path)
+        raise ToolError(f"argument {where}: {error.message}" if where else error.message)
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _own(store: Store, memory_id: int) -> Memory:
+    """A memory of the server's project (another project's ids are not this server's)."""
+    memory = store.memories.get(memory_id)
+    if memory.project != store.project:
+        raise NotFound(f"no memory with id {memory_id} in project {store.project!r}")
+    return memory
+
+
+def _record(memory: Memory) -> dict[str, Any]:
+    data = memory.to_dict()
+    return {field: data[field] for field in MEMORY_FIELDS}
+
+
+def _line(memory: Memory) -> str:
+    return f"[{memory.id}] {memory.category}: {indent_lines(memory.content)}"
+
+
+def _write(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = store.memories.write(
+        args["content"], args["category"], importance=args.get("importance", 50), source=SOURCE
+    )
+    data = attrs.asdict(result)
+    if result.created:
+        return f"Wrote memory {result.id} ({args['category']}).", data
+    return (
+        f"Already known as memory {result.id} ({result.status}); seen {result.seen_count} times.",
+        data,
+    )
+
+
+def _search(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    hits = store.memories.search(
+        args["query"], category=args.get("category"), limit=args.get("limit", 10)
+    )
+    data = {"results": [{**_record(hit.memory), "rank": hit.rank} for hit in hits]}
+    if not hits:
+        return f"No memory matches {args['query']!r}.", data
+    return "\n".join(_line(hit.memory) for hit in hits), data
+
+
+def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    memory = _own(store, args["id"])
+    header = f"[{memory.id}] {memory.category} ({memory.status}, importance {memory.importance})"
+    if memory.superseded_by:
+        header += f", superseded by [{memory.superseded_by}]"
+    return f"{header}\n{memory.content}", _record(memory)
+
+
+def _expand(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    _own(store, args["id"])
+    result = expand(store, args["id"], budget=args.get("budget"))
+    data = {"shown": result.shown, "left_out": result.left_out, "tokens": result.tokens}
+    text = result.text or "(nothing fits the budget)"
+    if result.left_out:
+        text += f"\n({len(result.left_out)} details left out by the budget)"
+    return text, data
+
+
+def _update(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    changes = {k: v for k, v in args.items() if k != "id"}
+    if not changes:
+        raise ToolError("give at least one of content, category, importance, pinned")
+    _own(store, args["id"])
+    memory = store.memories.update(args["id"], **changes)
+    return f"Updated memory {memory.id}.\n{_line(memory)}", _record(memory)
+
+
+def _archive(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    _own(store, args["id"])
+    memory = store.memories.archive(args["id"])
+    return f"Archived memory {memory.id}.", _record(memory)
+
+
+def _merge(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    for memory_id in [*args["source_ids"], args["into"]]:
+        _own(store, memory_id)
+    memory = store.memories.merge(args["source_ids"], args["into"])
+    sources = ", ".join(f"[{i}]" for i in dict.fromkeys(args["source_ids"]))
+    return f"Merged {sources} into memory {memory.id}.\n{_line(memory)}", _record(memory)
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end == -1 else flat[: end + 1]

@@ -1,0 +1,1 @@
+"""Packs: category sets as data, where they come from, and installing them into a store."""

@@ -1,0 +1,466 @@
+"""Installing and upgrading packs in a store (DESIGN.md, "Policy").
+
+- **install** writes the pack's categories and criteria as defaults.
+- **upgrade** of criteria text only updates the defaults; user overrides stay
+  and keep winning. It is not a migration event.
+- **upgrade** that adds, removes or renames categories is a migration event:
+  it is refused with :class:`~plugin_sdk.errors.MigrationRequired` unless the
+  caller passes a mapping that says, for every removed category, where its
+  memories go (``{"OLD": "NEW"}``) or that it is retired (``{"OLD": None}``).
+  An upgrade that only adds categories needs an explicit (empty) mapping.
+  With a mapping, the categories change and the memories move in one
+  transaction; a moved memory whose text already exists in the target
+  category is folded into that memory (``superseded_by``; its seen count is
+  added) rather than dropped. Memories of a retired category are archived.
+
+Every change lands in ``criteria_history``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import attrs
+
+from plugin_sdk.errors import MigrationRequired, NotFound, PackConflict
+from plugin_sdk.packs.documents import CategorySpec, Pack
+from plugin_sdk.packs.sections import kept_keys
+from plugin_sdk.store.models import CRITERIA_FIELDS
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+CATEGORY_ATTRIBUTES = ("kind", "priority", "promotable", "label")
+
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class InstalledPack:
+    name: str
+    version: str
+    description: str
+    content_hash: str
+    source: str
+    document: dict[str, Any] = attrs.field(converter=json.loads, repr=False)
+    installed_at: str = ""
+    updated_at: str = ""
+
+
+@attrs.define
+class UpgradeReport:
+    """What an install or upgrade changed."""
+
+    pack: str
+    old_version: str | None
+    new_version: str
+    added: list[str] = attrs.field(factory=list)
+    renamed: dict[str, str] = attrs.field(factory=dict)
+    retired: list[str] = attrs.field(factory=list)
+    changed: list[str] = attrs.field(factory=list)  # "CATEGORY.field" whose default changed
+    overrides_kept: list[str] = attrs.field(factory=list)
+    grid_kept: list[str] = attrs.field(factory=list)  # grid/graph keys another pack owns
+    moved: int = 0
+    folded: int = 0
+    archived: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class Packs:
+    """Pack operations on one store; reached as ``store.packs``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+        self._derived: dict[str, tuple[Any, Any]] = {}  # see derived()
+
+    def installed(self) -> list[InstalledPack]:
+        return [InstalledPack(**row) for row in self.db.query("SELECT * FROM packs ORDER BY name")]
+
+    def derived(self, name: str, build: Callable[[list[tuple[str, dict[str, Any]]]], T]) -> T:
+        """A policy built from the installed packs' documents, in install order.
+
+        ``build`` gets ``[(pack name, document), ...]`` (install time, then
+        rowid: the order in which "the first pack to set a value owns it"); the
+        result is cached under ``name`` until a pack is installed or upgraded.
+        The grid (``grid.py``) and the retain policy (``routing.py``) are built
+        this way.
+        """
+        key = tuple(
+            (row["name"], row["content_hash"])
+            for row in self.db.query(
+                "SELECT name, content_hash FROM packs ORDER BY installed_at, rowid"
+            )
+        )
+        cached = self._derived.get(name)
+        if cached is not None and cached[0] == key:
+            return cast(T, cached[1])
+        documents = [
+            (row["name"], json.loads(row["document"]))
+            for row in self.db.query(
+                "SELECT name, document FROM packs ORDER BY installed_at, rowid"
+            )
+        ]
+        result = build(documents)
+        self._derived[name] = (key, result)
+        return result
+
+    def get(self, name: str) -> InstalledPack:
+        for pack in self.installed():
+            if pack.name == name:
+                return pack
+        installed = ", ".join(p.name for p in self.installed()) or "none"
+        raise NotFound(f"pack {name!r} is not installed in this store (installed: {installed})")
+
+    def install(self, pack: Pack) -> UpgradeReport:
+        """Install a pack that the store does not have yet."""
+        if any(p.name == pack.name for p in self.installed()):
+            raise PackConflict(
+                f"pack {pack.name!r} is already installed; use upgrade to move to {pack.version}"
+            )
+        self._refuse_clashes(pack, list(pack.categories))
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.execute(
+                "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    pack.name,
+                    pack.version,
+                    pack.description,
+                    pack.content_hash,
+                    pack.source,
+                    _document(pack),
+                    now,
+                    now,
+                ],
+            )
+            for spec in pack.categories.values():
+                self._add_category(pack, spec, "install")
+        return UpgradeReport(
+            pack.name,
+            None,
+            pack.version,
+            added=sorted(pack.categories),
+            grid_kept=self._grid_kept(pack),
+        )
+
+    def upgrade(
+        self, pack: Pack, *, mapping: Mapping[str, str | None] | None = None
+    ) -> UpgradeReport:
+        """Upgrade an installed pack; see the module docstring for the rules."""
+        installed = self.get(pack.name)
+        if _version_key(pack.version) < _version_key(installed.version):
+            raise PackConflict(
+                f"pack {pack.name!r} {installed.version} is installed; {pack.version} is older "
+                "and downgrades are refused; nothing was changed"
+            )
+        old = {
+            row["name"]: row
+            for row in self.db.query(
+                "SELECT * FROM categories WHERE pack = ? AND status = 'active'", [pack.name]
+            )
+        }
+        removed = sorted(set(old) - set(pack.categories))
+        added = sorted(set(pack.categories) - set(old))
+        plan = _check_mapping(pack, installed.version, removed, added, mapping)
+        self._refuse_clashes(pack, added)
+        report = UpgradeReport(
+            pack.name, installed.version, pack.version, grid_kept=self._grid_kept(pack)
+        )
+        with self.store.atomic():
+            self.db.execute(
+                """UPDATE packs SET version = ?, description = ?, content_hash = ?, source = ?,
+                   document = ?, updated_at = ? WHERE name = ?""",
+                [
+                    pack.version,
+                    pack.description,
+                    pack.content_hash,
+                    pack.source,
+                    _document(pack),
+                    self.store.now(),
+                    pack.name,
+                ],
+            )
+            for name in added:
+                self._add_category(pack, pack.categories[name], "upgrade")
+                report.added.append(name)
+            for name in sorted(set(old) & set(pack.categories)):
+                self._update_category(pack, old[name], pack.categories[name], report)
+            for name, target in plan.items():
+                if target is None:
+                    report.retired.append(name)
+                    report.archived += self._retire(pack, name)
+                else:
+                    report.renamed[name] = target
+                    moved, folded = self._rename(
+                        pack, name, target, fresh=target in added, report=report
+                    )
+                    report.moved += moved
+                    report.folded += folded
+        return report
+
+    def _grid_kept(self, pack: Pack) -> list[str]:
+        """Grid and graph keys of ``pack`` that an earlier-installed pack sets differently."""
+        names = [
+            row["name"]
+            for row in self.db.query("SELECT name FROM packs ORDER BY installed_at, rowid")
+        ]
+        by_name = {p.name: p for p in self.installed()}
+        order = [by_name[name] for name in names]
+        before = order[: names.index(pack.name)] if pack.name in names else order
+        return kept_keys([(p.name, p.document) for p in before], pack)
+
+    # Steps, each called inside the upgrade's transaction.
+
+    def _refuse_clashes(self, pack: Pack, names: list[str]) -> None:
+        for name in names:
+            rows = list(self.db.query("SELECT pack FROM categories WHERE name = ?", [name]))
+            if rows and rows[0]["pack"] != pack.name:
+                raise PackConflict(
+                    f"pack {pack.name!r} declares category {name!r}, which belongs to pack "
+                    f"{rows[0]['pack']!r} in this store; nothing was changed"
+                )
+
+    def _add_category(self, pack: Pack, spec: CategorySpec, source: str) -> None:
+        now = self.store.now()
+        existing = list(self.db.query("SELECT name FROM categories WHERE name = ?", [spec.name]))
+        if existing:  # a category this pack retired earlier comes back
+            self.db.execute(
+                """UPDATE categories SET kind = ?, priority = ?, promotable = ?, label = ?,
+                   status = 'active', renamed_to = NULL, updated_at = ? WHERE name = ?""",
+                [spec.kind, spec.priority, int(spec.promotable), spec.label, now, spec.name],
+            )
+            self.db.execute("DELETE FROM criteria WHERE category = ?", [spec.name])
+        else:
+            self.db.execute(
+                "INSERT INTO categories VALUES (?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?)",
+                [
+                    spec.name,
+                    pack.name,
+                    spec.kind,
+                    spec.priority,
+                    int(spec.promotable),
+                    spec.label,
+                    now,
+                    now,
+                ],
+            )
+        for field in CRITERIA_FIELDS:
+            value = spec.criteria[field]
+            self.db.execute(
+                "INSERT INTO criteria VALUES (?, ?, ?, NULL, ?)",
+                [spec.name, field, json.dumps(value, ensure_ascii=False), now],
+            )
+            self.store.criteria.record(
+                spec.name, field, source, None, value, pack=pack.name, pack_version=pack.version
+            )
+
+    def _update_category(
+        self, pack: Pack, row: dict[str, Any], spec: CategorySpec, report: UpgradeReport
+    ) -> None:
+        now = self.store.now()
+        record = self.store.criteria.record
+        for attribute in CATEGORY_ATTRIBUTES:
+            new = getattr(spec, attribute)
+            old = bool(row[attribute]) if attribute == "promotable" else row[attribute]
+            if new != old:
+                record(
+                    spec.name,
+                    attribute,
+                    "upgrade",
+                    old,
+                    new,
+                    pack=pack.name,
+                    pack_version=pack.version,
+                )
+                report.changed.append(f"{spec.name}.{attribute}")
+        self.db.execute(
+            "UPDATE categories SET kind = ?, priority = ?, promotable = ?, label = ?, updated_at = ? WHERE name = ?",
+            [spec.kind, spec.priority, int(spec.promotable), spec.label, now, spec.name],
+        )
+        if spec.kind != row["kind"]:
+            self.db.execute(
+                "UPDATE memories SET kind = ? WHERE category = ?", [spec.kind, spec.name]
+            )
+        for field in CRITERIA_FIELDS:
+            current = next(
+                self.db.query(
+                    "SELECT * FROM criteria WHERE category = ? AND field = ?", [spec.name, field]
+                )
+            )
+            old_default = json.loads(current["pack_default"])
+            new_default = spec.criteria[field]
+            if old_default == new_default:
+                continue
+            self.db.execute(
+                "UPDATE criteria SET pack_default = ?, updated_at = ? WHERE category = ? AND field = ?",
+                [json.dumps(new_default, ensure_ascii=False), now, spec.name, field],
+            )
+            note = "user override kept" if current["user_override"] is not None else None
+            record(
+                spec.name,
+                field,
+                "upgrade",
+                old_default,
+                new_default,
+                pack=pack.name,
+                pack_version=pack.version,
+                note=note,
+            )
+            report.changed.append(f"{spec.name}.{field}")
+            if note:
+                report.overrides_kept.append(f"{spec.name}.{field}")
+
+    def _retire(self, pack: Pack, name: str) -> int:
+        now = self.store.now()
+        self.db.execute(
+            "UPDATE categories SET status = 'retired', updated_at = ? WHERE name = ?", [now, name]
+        )
+        cursor = self.db.execute(
+            """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
+               WHERE category = ? AND status IN ('active', 'pending')""",
+            [now, now, name],
+        )
+        self.store.criteria.record(
+            name,
+            "status",
+            "retire",
+            "active",
+            "retired",
+            pack=pack.name,
+            pack_version=pack.version,
+            note=f"{cursor.rowcount} memories archived",
+        )
+        return cursor.rowcount
+
+    def _rename(
+        self, pack: Pack, old: str, new: str, *, fresh: bool, report: UpgradeReport
+    ) -> tuple[int, int]:
+        now = self.store.now()
+        kind = pack.categories[new].kind
+        moved = folded = 0
+        rows = list(self.db.query("SELECT * FROM memories WHERE category = ? ORDER BY id", [old]))
+        for row in rows:
+            clash = self.db.execute(
+                "SELECT id FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?",
+                [row["project"], new, row["normalized_hash"]],
+            ).fetchone()
+            if clash is None:
+                self.db.execute(
+                    "UPDATE memories SET category = ?, kind = ?, updated_at = ? WHERE id = ?",
+                    [new, kind, now, row["id"]],
+                )
+                moved += 1
+                continue
+            # Same text already in the target: fold into it, keeping the row.
+            self.store.memories.fold(row["id"], clash[0])
+            folded += 1
+        self.db.execute(
+            "UPDATE categories SET status = 'retired', renamed_to = ?, updated_at = ? WHERE name = ?",
+            [new, now, old],
+        )
+        self.store.criteria.record(
+            old,
+            "name",
+            "rename",
+            old,
+            new,
+            pack=pack.name,
+            pack_version=pack.version,
+            note=f"{moved} memories moved, {folded} folded into existing ones",
+        )
+        if fresh:
+            self._carry_overrides(pack, old, new, report)
+        return moved, folded
+
+    def _carry_overrides(self, pack: Pack, old: str, new: str, report: UpgradeReport) -> None:
+        overrides = self.db.query(
+            "SELECT field, user_override FROM criteria WHERE category = ? AND user_override IS NOT NULL",
+            [old],
+        )
+        for row in list(overrides):
+            self.db.execute(
+                "UPDATE criteria SET user_override = ?, updated_at = ? WHERE category = ? AND field = ?",
+                [row["user_override"], self.store.now(), new, row["field"]],
+            )
+            value = json.loads(row["user_override"])
+            self.store.criteria.record(
+                new,
+                row["field"],
+                "rename",
+                None,
+                value,
+                pack=pack.name,
+                pack_version=pack.version,
+                note=f"user override carried over from {old}",
+            )
+            report.overrides_kept.append(f"{new}.{row['field']}")
+
+
+def _check_mapping(
+    pack: Pack,
+    installed_version: str,
+    removed: list[str],
+    added: list[str],
+    mapping: Mapping[str, str | None] | None,
+) -> dict[str, str | None]:
+    if not removed and not added:
+        if mapping:
+            raise MigrationRequired(
+                f"pack {pack.name!r} {pack.version} keeps the same categories; a mapping "
+                f"({', '.join(sorted(mapping))}) has nothing to map; nothing was changed"
+            )
+        return {}
+    if mapping is None:
+        parts = []
+        if removed:
+            parts.append(f"removes {', '.join(removed)}")
+        if added:
+            parts.append(f"adds {', '.join(added)}")
+        hint = " ".join(f"--map {name}=NEW_NAME|retire" for name in removed) or "--accept-new"
+        raise MigrationRequired(
+            f"pack {pack.name!r} {installed_version} -> {pack.version} {' and '.join(parts)}: "
+            f"this is a migration event and needs an explicit mapping for existing memories "
+            f"(e.g. {hint}); nothing was changed"
+        )
+    unknown = sorted(set(mapping) - set(removed))
+    if unknown:
+        raise MigrationRequired(
+            f"mapping names {', '.join(unknown)}, which this upgrade does not remove "
+            f"(removed: {', '.join(removed) or 'none'}); nothing was changed"
+        )
+    missing = [name for name in removed if name not in mapping]
+    if missing:
+        raise MigrationRequired(
+            f"the mapping must say where the memories of {', '.join(missing)} go "
+            "(rename to a category of the new version, or retire); nothing was changed"
+        )
+    for name, target in mapping.items():
+        if target is not None and target not in pack.categories:
+            raise MigrationRequired(
+                f"mapping {name} -> {target}: {target!r} is not a category of {pack.name} "
+                f"{pack.version} ({', '.join(sorted(pack.categories))}); nothing was changed"
+            )
+    return {name: mapping[name] for name in removed}
+
+
+def _document(pack: Pack) -> str:
+    return json.dumps(pack.document, ensure_ascii=False, sort_keys=True)
+
+
+def _version_key(version: str) -> tuple[Any, ...]:
+    """Semantic-version precedence (semver.org, rule 11); build metadata is ignored."""
+    core = version.split("+", 1)[0]
+    numbers, _, prerelease = core.partition("-")
+    major, minor, patch = (int(part) for part in numbers.split("."))
+    if not prerelease:
+        return (major, minor, patch, 1, ())
+    identifiers = tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in prerelease.split(".")
+    )
+    return (major, minor, patch, 0, identifiers)

@@ -1,0 +1,1 @@
+"""The approval queue: proposals, the diffs they carry, approving, applying and undoing them."""

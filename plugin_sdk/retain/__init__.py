@@ -1,0 +1,1 @@
+"""The Retain Job: observations in, entities, relations, facts and Compiled Truth out."""

@@ -1,0 +1,217 @@
+"""The review queue: dark matter waits for a person, and conflicts stay visible.
+
+An observation whose schema_fit was below the pack's ``dark_matter_below``
+is retained provisionally (status ``dark``): its memory is ``pending`` (not
+searched or injected) with its half-life scaled down, the entities it created
+are provisional with the same factor, its facts are ``held``, its relations
+wait in the observation, and nothing was strengthened.
+
+- :func:`accept` (one transaction) makes it count: the memory becomes active
+  (or, if it matched an existing memory, that memory is reinforced), the
+  provisional entities it names become active, facts active, relations written, and the
+  entities are strengthened and gather its impact, as a normal observation
+  would have done. The half-lives stay as they were set: acceptance confirms
+  the signal, it does not make it familiar.
+- :func:`reject` (one transaction) keeps the record but takes it out: the
+  pending memory is archived, facts rejected, the conflicts they made
+  dismissed, and the observation no longer counts for schema_fit. Entities it
+  created stay provisional (another observation may name them) and fade fast.
+
+Either way the observation row keeps who decided what and when.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.retain.handlers import load_deferred
+from plugin_sdk.retain.job import RetainJob, open_conflicts_of, reinforce
+from plugin_sdk.retain.observations import StoredObservation, get, listing
+
+if TYPE_CHECKING:
+    from plugin_sdk.grid.entities import Entity
+    from plugin_sdk.store.core import Store
+
+
+class WrongStatus(MemsdkError, ValueError):
+    """The observation is not waiting for review."""
+
+
+@attrs.frozen
+class Conflict:
+    id: int
+    entity: str
+    kind: str
+    predicate: str
+    fact_id: int
+    value: str
+    observation_id: str
+    other_fact_id: int
+    other_value: str
+    other_observation_id: str
+    status: str
+    detail: str
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def pending(store: Store, *, limit: int | None = 100) -> list[StoredObservation]:
+    """Observations waiting for review, oldest first."""
+    return listing(store, status="dark", limit=limit)
+
+
+def accept(store: Store, observation_id: str) -> StoredObservation:
+    """Accept a dark-matter observation (see the module docstring)."""
+    stored = _waiting(store, observation_id)
+    observation = stored.observation
+    now = store.now()
+    with store.atomic():
+        if stored.memory_id is not None:
+            status = store.memories.get(stored.memory_id).status
+            if status == "pending":
+                store.db.execute(
+                    "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
+                    [now, stored.memory_id],
+                )
+            else:
+                store.db.execute(
+                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
+                    [now, stored.memory_id],
+                )
+        store.db.execute(
+            """UPDATE entities SET status = 'active', updated_at = ? WHERE status = 'provisional'
+               AND id IN (SELECT entity_id FROM entity_observations
+                          WHERE project = ? AND observation_id = ?)""",
+            [now, stored.project, observation_id],
+        )
+        store.db.execute(
+            "UPDATE entity_observations SET held = 0 WHERE project = ? AND observation_id = ?",
+            [stored.project, observation_id],
+        )
+        store.db.execute(
+            """UPDATE facts SET status = 'active' WHERE project = ? AND observation_id = ?
+               AND status = 'held'""",
+            [stored.project, observation_id],
+        )
+        deferred = store.db.execute(
+            "SELECT deferred FROM observations WHERE project = ? AND id = ?",
+            [stored.project, observation_id],
+        ).fetchone()[0]
+        for relation in load_deferred(deferred):
+            store.relations.relate(relation.source, relation.target, relation.type)
+        reinforce(
+            store,
+            observation,
+            _entities(store, observation.names()),
+            open_conflicts_of(store, stored.project, observation_id),
+        )
+        _decided(store, stored, "accepted", now, None)
+    RetainJob(store).regenerate_due()
+    return get(store, observation_id, project=stored.project)
+
+
+def reject(store: Store, observation_id: str, *, reason: str = "") -> StoredObservation:
+    """Reject a dark-matter observation (see the module docstring)."""
+    stored = _waiting(store, observation_id)
+    now = store.now()
+    with store.atomic():
+        if stored.memory_id is not None:
+            store.db.execute(
+                """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
+                   WHERE id = ? AND status = 'pending'""",
+                [now, now, stored.memory_id],
+            )
+        store.db.execute(
+            """UPDATE conflicts SET status = 'dismissed', resolved_at = ?,
+                   resolution = 'observation rejected in review'
+               WHERE status = 'open' AND (fact_id IN (SELECT id FROM facts WHERE project = ?
+                   AND observation_id = ?) OR other_fact_id IN (SELECT id FROM facts
+                   WHERE project = ? AND observation_id = ?))""",
+            [now, stored.project, observation_id, stored.project, observation_id],
+        )
+        store.db.execute(
+            """UPDATE facts SET status = 'rejected' WHERE project = ? AND observation_id = ?
+               AND status = 'held'""",
+            [stored.project, observation_id],
+        )
+        store.db.execute(
+            "DELETE FROM entity_observations WHERE project = ? AND observation_id = ?",
+            [stored.project, observation_id],
+        )
+        _decided(store, stored, "rejected", now, reason or None)
+    return get(store, observation_id, project=stored.project)
+
+
+def conflicts(
+    store: Store, *, status: str | None = "open", entity: str | None = None
+) -> list[Conflict]:
+    """Recorded conflicts of the project (open ones by default), oldest first."""
+    where = ["c.project = ?"]
+    params: list[Any] = [store.project]
+    if status is not None:
+        where.append("c.status = ?")
+        params.append(status)
+    if entity is not None:
+        where.append("c.entity_id = ?")
+        params.append(store.entities.get(entity).id)
+    rows = store.db.query(
+        f"""SELECT c.id, e.name AS entity, c.kind, c.predicate, c.fact_id, a.object AS value,
+                   a.observation_id, c.other_fact_id, b.object AS other_value,
+                   b.observation_id AS other_observation_id, c.status, c.detail, c.created_at
+            FROM conflicts c JOIN entities e ON e.id = c.entity_id
+            JOIN facts a ON a.id = c.fact_id JOIN facts b ON b.id = c.other_fact_id
+            WHERE {" AND ".join(where)} ORDER BY c.id""",
+        params,
+    )
+    return [Conflict(**row) for row in rows]
+
+
+def _waiting(store: Store, observation_id: str) -> StoredObservation:
+    stored = get(store, observation_id)
+    if stored.status != "dark":
+        raise WrongStatus(
+            f"observation {observation_id!r} is {stored.status}, not waiting for review"
+            + (f" ({stored.review} in review)" if stored.review else "")
+        )
+    return stored
+
+
+def _entities(store: Store, names: list[str]) -> dict[str, Entity]:
+    found = {}
+    for name in names:
+        try:
+            found[name] = store.entities.get(name)
+        except NotFound as error:
+            raise MemsdkError(f"entity {name} of the observation is gone: {error}") from error
+    return found
+
+
+def _decided(
+    store: Store, stored: StoredObservation, decision: str, now: str, reason: str | None
+) -> None:
+    store.db.execute(
+        """UPDATE observations SET status = ?, review = ?, reviewed_at = ?, error = ?
+           WHERE project = ? AND id = ?""",
+        [
+            "retained" if decision == "accepted" else "rejected",
+            decision,
+            now,
+            reason,
+            stored.project,
+            stored.id,
+        ],
+    )
+
+
+def review_reason(stored: StoredObservation) -> str:
+    """Why an observation is in review, for a person."""
+    return (
+        f"schema_fit {stored.schema_fit:.2f} is below the dark-matter threshold"
+        if stored.schema_fit is not None
+        else "waiting for review"
+    )

@@ -1,0 +1,143 @@
+"""schema_fit: how well an observation matches patterns already in the graph (0..1).
+
+The ``schema_fit`` hook decides (firstresult); the built-in answer
+(``plugins/schema_fit.py``) is :func:`measure`, a weighted mean of four parts, each
+in 0..1, computed before the observation writes anything:
+
+================  ======  ====================================================
+part              weight  value
+================  ======  ====================================================
+``actors``        0.20    mean over actors: 1 for an active entity, 0.5 for a
+                          provisional one, 0 for an archived or unknown one
+``namespaces``    0.35    share of actors whose name a namespace rule of the
+                          grid matches: the taxonomy can classify them
+``topic``         0.25    mean over actors: 1 when the entity already has a
+                          retained observation on this topic, 0.5 when only on
+                          this category, else 0
+``structure``     0.20    mean over the payload's facts and relations: a fact
+                          scores 1 when its subject already has a fact with
+                          that predicate; a relation 1 when the same edge
+                          exists, 0.5 when an edge of its type touches either
+                          end, else 0
+================  ======  ====================================================
+
+A part that does not apply (``structure`` for an observation with no facts
+and no relations) is left out and the other weights are rescaled, so such an
+observation is neither rewarded nor punished for it. The result is rounded to
+six decimals and clamped to 0..1. Observations held for review do not count as known patterns until a
+person accepts them.
+
+Why these weights: the seed calls dark matter *novel, unclassified* signal,
+so the taxonomy weighs most. With the seed's thresholds (0.3, 0.7), a first
+observation of an entity the namespace rules classify takes the normal path
+(0.35 to 0.44), a first observation of actors no rule covers is dark matter
+(0), a known entity on a new topic stays normal (0.69), and a known entity on
+a familiar topic is fast-tracked (1.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from plugin_sdk.grid.core import grid
+
+if TYPE_CHECKING:
+    from plugin_sdk.grid.entities import Entity
+    from plugin_sdk.plugin.records import Observation
+    from plugin_sdk.store.core import Store
+
+WEIGHTS = {"actors": 0.20, "namespaces": 0.35, "topic": 0.25, "structure": 0.20}
+STATUS_SCORE = {"active": 1.0, "provisional": 0.5, "archived": 0.0}
+
+
+def measure(store: Store, observation: Observation, entities: Mapping[str, Entity | None]) -> float:
+    """The built-in schema_fit (see the module docstring)."""
+    return combine(components(store, observation, entities))
+
+
+def combine(parts: Mapping[str, float | None]) -> float:
+    """The weighted mean of the parts that apply, clamped to 0..1."""
+    present = {name: value for name, value in parts.items() if value is not None}
+    if not present:
+        return 0.0
+    total = sum(WEIGHTS[name] for name in present)
+    value = sum(WEIGHTS[name] * present[name] for name in present) / total
+    # Rounded, so a value on a threshold lands on it rather than a float's width off.
+    return min(1.0, max(0.0, round(value, 6)))
+
+
+def components(
+    store: Store, observation: Observation, entities: Mapping[str, Entity | None]
+) -> dict[str, float | None]:
+    """Each part's value (``None`` for a part that does not apply)."""
+    actors = [entities.get(name) for name in observation.actors]
+    policy = grid(store)
+    parts: dict[str, float | None] = {
+        "actors": _mean([STATUS_SCORE.get(e.status, 0.0) if e else 0.0 for e in actors]),
+        "namespaces": _mean(
+            [1.0 if policy.rule_for(name) is not None else 0.0 for name in observation.actors]
+        ),
+        "topic": _mean([_topic(store, e, observation) if e else 0.0 for e in actors]),
+    }
+    scores = [
+        _fact(store, entities.get(fact.subject), fact.predicate) for fact in observation.facts
+    ]
+    scores += [
+        _relation(store, entities.get(r.source), entities.get(r.target), r.type)
+        for r in observation.relations
+    ]
+    parts["structure"] = _mean(scores) if scores else None
+    return parts
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _topic(store: Store, entity: Entity, observation: Observation) -> float:
+    db = store.db
+    if db.execute(
+        "SELECT 1 FROM entity_observations WHERE entity_id = ? AND topic = ? AND held = 0 LIMIT 1",
+        [entity.id, observation.topic],
+    ).fetchone():
+        return 1.0
+    if db.execute(
+        "SELECT 1 FROM entity_observations WHERE entity_id = ? AND category = ? AND held = 0 LIMIT 1",
+        [entity.id, observation.category],
+    ).fetchone():
+        return 0.5
+    return 0.0
+
+
+def _fact(store: Store, subject: Entity | None, predicate: str) -> float:
+    if subject is None:
+        return 0.0
+    row = store.db.execute(
+        "SELECT 1 FROM facts WHERE entity_id = ? AND predicate = ? AND status = 'active' LIMIT 1",
+        [subject.id, predicate],
+    ).fetchone()
+    return 1.0 if row else 0.0
+
+
+def _relation(store: Store, source: Entity | None, target: Entity | None, type: str) -> float:
+    db = store.db
+    if source is not None and target is not None:
+        row = db.execute(
+            """SELECT 1 FROM relations WHERE project = ? AND source_id = ? AND target_id = ?
+               AND type = ?""",
+            [source.project, source.id, target.id, type],
+        ).fetchone()
+        if row:
+            return 1.0
+    for end in (source, target):
+        if end is None:
+            continue
+        touching = db.execute(
+            """SELECT 1 FROM relations WHERE (project = ? AND source_id = ? AND type = ?)
+               OR (target_id = ? AND type = ?) LIMIT 1""",
+            [end.project, end.id, type, end.id, type],
+        ).fetchone()
+        if touching:
+            return 0.5
+    return 0.0

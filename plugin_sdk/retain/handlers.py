@@ -1,0 +1,244 @@
+"""Retain handlers: consolidation logic indexed by (category, target namespace).
+
+Plugins register handlers through the ``register_retain_handlers`` hook (a
+``RetainHandler(name, namespace, handle, category=None)`` each). For each
+observation the Retain Job picks one, looking at the observation's category
+and its **target**, the first actor:
+
+1. candidates are the handlers whose ``category`` is the observation's (or
+   ``None``, any category) and whose ``namespace`` pattern matches the target
+   (``grid.matches``: ``*`` one segment, a trailing ``*`` one or more);
+2. the most specific pattern wins, by the grid's rule for namespace rules: the
+   most literal segments, then the most segments; then a handler for this very
+   category beats an any-category one; then the earliest registered;
+3. when none matches, :func:`default_handle` runs.
+
+Two handlers with the same category and pattern, or the same name, are an
+error when the registry is read (at the start of a run), naming both.
+
+A handler writes through the :class:`RetainContext` it is given, inside the
+observation's transaction (an exception rolls back everything the observation
+wrote and marks it ``failed``). The Retain Job itself has already resolved and
+created the entities and recorded facts and conflicts; the handler writes the
+memory and the relations. ``default_handle`` does exactly that, and a handler
+may call it and then do more.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.grid.cells import rule_cell
+from plugin_sdk.grid.core import Grid, grid, matches
+from plugin_sdk.plugin.records import ObservedRelation, RetainHandler
+from plugin_sdk.store.models import split_cell
+from plugin_sdk.store.normalize import normalized_hash
+
+if TYPE_CHECKING:
+    from plugin_sdk.grid.entities import Entity
+    from plugin_sdk.plugin.records import Observation
+    from plugin_sdk.store.core import Store
+
+
+def default_handle(context: RetainContext) -> None:
+    """The default: write the observation's memory, then its relations."""
+    context.write_memory()
+    context.write_relations()
+
+
+DEFAULT = RetainHandler(name="default", namespace="*", handle=default_handle)
+
+
+def registered_handlers(store: Store) -> list[RetainHandler]:
+    """Handlers from every plugin, in registration order (duplicates are an error)."""
+    found: list[RetainHandler] = []
+
+    def register(handler: RetainHandler) -> None:
+        if not isinstance(handler, RetainHandler):
+            raise MemsdkError(
+                f"register_retain_handlers: expected a RetainHandler, got {type(handler).__name__}"
+            )
+        for other in found:
+            if other.name == handler.name:
+                raise MemsdkError(f"retain handler {handler.name!r} is registered twice")
+            if (other.category, other.namespace) == (handler.category, handler.namespace):
+                raise MemsdkError(
+                    f"retain handlers {other.name!r} and {handler.name!r} both handle "
+                    f"category {handler.category or '(any)'} for namespace {handler.namespace!r}"
+                )
+        found.append(handler)
+
+    store.plugins.hook.register_retain_handlers(register=register)
+    return found
+
+
+def specificity(handler: RetainHandler, position: int) -> tuple[int, int, int, int]:
+    segments = handler.namespace.split(":")
+    literal = sum(segment != "*" for segment in segments)
+    return (literal, len(segments), int(handler.category is not None), -position)
+
+
+def dispatch(handlers: list[RetainHandler], category: str, target: str) -> RetainHandler:
+    """The handler for an observation of ``category`` about ``target`` (see the module doc)."""
+    best: tuple[tuple[int, int, int, int], RetainHandler] | None = None
+    for position, handler in enumerate(handlers):
+        if handler.category not in (None, category) or not matches(handler.namespace, target):
+            continue
+        key = specificity(handler, position)
+        if best is None or key > best[0]:
+            best = (key, handler)
+    return best[1] if best else DEFAULT
+
+
+@attrs.define
+class RetainContext:
+    """What a handler sees and writes through.
+
+    ``entities`` maps every name the observation uses to its entity (created by
+    now). ``route`` is ``dark``, ``normal`` or ``fast``; ``held`` is true on the
+    dark route, where the memory is written ``pending`` and relations wait for
+    review. ``duplicate_of`` is the memory the content dedup pass found (never
+    set on the fast route, which skips the pass). ``half_life_factor`` scales
+    the half-life of what the observation creates.
+    """
+
+    store: Store
+    observation: Observation
+    entities: dict[str, Entity]
+    schema_fit: float
+    route: str
+    half_life_factor: float
+    duplicate_of: int | None = None
+    grid: Grid | None = None
+    memory_id: int | None = None
+    memory_created: bool = False
+    half_life_days: float | None = None
+    deferred: list[ObservedRelation] = attrs.field(factory=list)
+
+    @property
+    def held(self) -> bool:
+        return self.route == "dark"
+
+    def write_memory(
+        self, text: str | None = None, *, category: str | None = None, importance: int = 50
+    ) -> int:
+        """Write the observation's memory (default: its text and category); its id.
+
+        Deduplicated as every write is; when the dedup pass found a duplicate,
+        that memory is reinforced instead (unless held). The memory is linked
+        to the actors and fact subjects, and placed on the grid with its
+        half-life scaled by the route.
+        """
+        store, o = self.store, self.observation
+        text = (text or o.text).strip()
+        category = category or o.category
+        now = store.now()
+        memory_id = self.duplicate_of
+        if memory_id is None and self.held:
+            memory_id = self._existing(text, category)
+        if memory_id is not None:
+            if not self.held:
+                store.db.execute(
+                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
+                    [now, memory_id],
+                )
+        else:
+            result = store.memories.write(
+                text, category, importance=importance, source=f"observation:{o.id}"
+            )
+            memory_id = result.id
+            self.memory_created = result.created
+            if result.created and self.held:
+                store.db.execute("UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id])
+            elif result.status == "pending" and not self.held:
+                store.db.execute(
+                    "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
+                    [now, memory_id],
+                )
+        self.memory_id = memory_id
+        links = [(memory_id, self.entities[name].id, "actor") for name in o.actors]
+        links += [
+            (memory_id, self.entities[fact.subject].id, "subject")
+            for fact in o.facts
+            if fact.subject not in o.actors
+        ]
+        store.db.conn.executemany(
+            "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
+            links,
+        )
+        self._place(memory_id, text, category)
+        return memory_id
+
+    def relate(self, source: str, target: str, type: str, *, weight: float = 1.0) -> None:
+        """Add an edge (or evidence for it); held until review on the dark route."""
+        if self.held:
+            self.deferred.append(ObservedRelation(source, type, target))
+            return
+        self.store.relations.relate(
+            self._entity(source).id, self._entity(target).id, type, weight=weight
+        )
+
+    def write_relations(self) -> None:
+        """Write every relation of the payload (see :meth:`relate`)."""
+        for relation in self.observation.relations:
+            self.relate(relation.source, relation.target, relation.type)
+
+    def _entity(self, name: str) -> Entity:
+        if name not in self.entities:
+            self.entities[name] = self.store.entities.ensure(name, status="provisional")
+        return self.entities[name]
+
+    def _existing(self, text: str, category: str) -> int | None:
+        row = self.store.db.execute(
+            """SELECT id FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?""",
+            [self.store.project, category, normalized_hash(text)],
+        ).fetchone()
+        return int(row[0]) if row else None
+
+    def _place(self, memory_id: int, text: str, category: str) -> None:
+        store = self.store
+        row = store.db.execute(
+            "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
+            [memory_id],
+        ).fetchone()
+        policy = self.grid or grid(store)
+        if row is not None:
+            cell = f"{row[0]}.{row[1]}"
+            self.half_life_days = row[2] or policy.cells[cell].half_life_days
+            return
+        # The pack's rules (no model call inside the transaction); the classify
+        # dreamer task may refine the cell later and keeps this half-life.
+        decision = rule_cell(policy, text, category, True)
+        split_cell(decision.cell)
+        base = policy.cells[decision.cell].half_life_days
+        own = None if self.half_life_factor == 1.0 else base * self.half_life_factor
+        store.db.execute(
+            """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
+                   half_life_days) VALUES (?, ?, ?, ?, ?, ?)""",
+            [
+                memory_id,
+                decision.memory_type,
+                decision.referent,
+                decision.act,
+                f"{decision.signal} (retain)",
+                own,
+            ],
+        )
+        self.half_life_days = own or base
+
+    def deferred_json(self) -> str | None:
+        if not self.deferred:
+            return None
+        return json.dumps([[r.source, r.type, r.target] for r in self.deferred])
+
+
+def load_deferred(text: str | None) -> list[ObservedRelation]:
+    return [ObservedRelation(*item) for item in json.loads(text or "[]")]
+
+
+def describe(handler: RetainHandler) -> dict[str, Any]:
+    return {"name": handler.name, "category": handler.category, "namespace": handler.namespace}

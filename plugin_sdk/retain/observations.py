@@ -1,0 +1,410 @@
+"""Observations in: validate, queue, read.
+
+An observation is the typed boundary between what parses sources and the
+Retain Job (``schemas/observation.schema.json``, explained in
+``docs/retain.md``). :func:`observe` takes the lines of a JSONL file and, in
+one transaction:
+
+- **bad lines** (not JSON, not an object, not valid against the schema, or an
+  id already used for different content) are reported by line number and
+  reason, and not stored: the file is where they are fixed;
+- lines the schema accepts but **the store cannot take** (a category that is
+  not an active category of the store, a sentiment its grid does not have, a
+  relation type its graph does not declare) are reported too, and kept with
+  status ``invalid`` and the reason, so nothing is lost: observing the line
+  again once the store can take it (a pack installed) queues it, and a
+  corrected line with the same id replaces it;
+- **good lines** are stored with status ``queued`` for the Retain Job;
+- a line whose id is already stored with the same content is a **replay** and
+  changes nothing at all.
+
+Nothing is half-written: the whole file commits, or (on an error that is not
+about one line, such as a locked store) none of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import jsonschema
+
+from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.grid.core import grid
+from plugin_sdk.plugin.records import Observation, ObservedFact, ObservedRelation
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+STATUSES = ("queued", "retained", "dark", "rejected", "invalid", "failed")
+DEFAULT_SENTIMENT = "neutral"
+
+
+class InvalidObservation(MemsdkError, ValueError):
+    """An observation document the schema (or its timestamp) does not accept."""
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        self.reason = reason
+        self.path = path
+        super().__init__(f"{path}: {reason}" if path else reason)
+
+
+@attrs.frozen
+class BadLine:
+    """A line that was reported; ``kept`` when it is stored as ``invalid``."""
+
+    line: int
+    id: str | None
+    reason: str
+    kept: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.define
+class ObserveReport:
+    """What :func:`observe` did with each line."""
+
+    queued: list[str] = attrs.field(factory=list)
+    replayed: list[str] = attrs.field(factory=list)
+    bad: list[BadLine] = attrs.field(factory=list)
+    blank: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queued": self.queued,
+            "replayed": self.replayed,
+            "bad": [b.to_dict() for b in self.bad],
+            "blank": self.blank,
+        }
+
+
+@cache
+def observation_schema() -> dict[str, Any]:
+    """The observation JSON Schema shipped inside the package."""
+    text = (
+        resources.files("plugin_sdk").joinpath("schemas/observation.schema.json").read_text("utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(observation_schema())
+
+
+def normalize_topic(topic: str) -> str:
+    return " ".join(topic.casefold().split())
+
+
+def content_hash(document: Mapping[str, Any]) -> str:
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def parse_line(text: str) -> dict[str, Any]:
+    """One JSONL line as an observation document (:class:`InvalidObservation` if not)."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidObservation(f"not JSON: {error.msg} (column {error.colno})") from error
+    if not isinstance(document, dict):
+        raise InvalidObservation(f"an observation is a JSON object, not {type(document).__name__}")
+    return document
+
+
+def check_document(document: Mapping[str, Any]) -> Observation:
+    """Validate a document against the schema and read it (:class:`InvalidObservation`)."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(map(str, e.path)))
+    if errors:
+        first = errors[0]
+        path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in first.path)
+        message = first.message
+        if first.validator == "pattern" and first.schema.get("description"):
+            message = f"{first.instance!r} is not valid: {first.schema['description']}"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise InvalidObservation(message + more, path.replace(".[", "[") or "(top level)")
+    stamp = str(document["timestamp"])
+    try:
+        datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError as error:
+        raise InvalidObservation(f"not a date and time: {error}", "timestamp") from error
+    return from_document(document)
+
+
+def from_document(document: Mapping[str, Any]) -> Observation:
+    """Read a (valid) document into an :class:`Observation`."""
+    payload = dict(document["payload_typed"])
+    return Observation(
+        id=document["id"],
+        source=document["source"],
+        timestamp=document["timestamp"],
+        category=document["category"],
+        actors=tuple(document["actors"]),
+        topic=normalize_topic(document["topic"]),
+        sentiment=document.get("sentiment", DEFAULT_SENTIMENT),
+        text=payload["text"].strip(),
+        facts=tuple(
+            ObservedFact(f["subject"], f["predicate"], f["object"])
+            for f in payload.get("facts", [])
+        ),
+        relations=tuple(
+            ObservedRelation(r["source"], r["type"], r["target"])
+            for r in payload.get("relations", [])
+        ),
+        source_ref=document.get("source_ref"),
+        correlation=document.get("correlation"),
+        payload=payload,
+    )
+
+
+def store_problem(store: Store, observation: Observation) -> str | None:
+    """Why the store cannot take a (schema-valid) observation, or ``None``."""
+    categories = store.category_names()
+    if observation.category not in categories:
+        listing = ", ".join(sorted(categories)) or "none: install a pack first"
+        return f"unknown category {observation.category!r}; this store's categories are: {listing}"
+    policy = grid(store)
+    if observation.sentiment not in policy.emotions:
+        return (
+            f"unknown sentiment {observation.sentiment!r}; the grid's emotional tags are: "
+            + ", ".join(sorted(policy.emotions))
+        )
+    for relation in observation.relations:
+        if relation.type not in policy.relations:
+            known = ", ".join(sorted(policy.relations)) or "none"
+            return f"unknown relation type {relation.type!r}; the graph has: {known}"
+        if relation.source == relation.target:
+            return f"a relation from {relation.source} to itself"
+    return None
+
+
+def observe(store: Store, lines: Iterable[str], *, project: str | None = None) -> ObserveReport:
+    """Validate and queue observation lines (see the module docstring)."""
+    project = project or store.project
+    report = ObserveReport()
+    seen_in_file: dict[str, tuple[int, str]] = {}
+    now = store.now()
+    with store.atomic():
+        grid(store)  # a clear error, before any line, when no pack has a grid
+        for number, text in enumerate(lines, start=1):
+            if not text.strip():
+                report.blank += 1
+                continue
+            ident: str | None = None
+            try:
+                document = parse_line(text)
+                raw_id = document.get("id")
+                ident = raw_id if isinstance(raw_id, str) else None
+                observation = check_document(document)
+            except InvalidObservation as error:
+                report.bad.append(BadLine(number, ident, str(error)))
+                continue
+            digest = content_hash(document)
+            earlier = seen_in_file.get(observation.id)
+            if earlier is not None:
+                if earlier[1] == digest:
+                    report.replayed.append(observation.id)
+                else:
+                    report.bad.append(
+                        BadLine(
+                            number,
+                            observation.id,
+                            f"id {observation.id!r} is used by line {earlier[0]} "
+                            "for different content",
+                        )
+                    )
+                continue
+            seen_in_file[observation.id] = (number, digest)
+            _take(store, project, observation, document, digest, number, now, report)
+    return report
+
+
+def _take(
+    store: Store,
+    project: str,
+    observation: Observation,
+    document: Mapping[str, Any],
+    digest: str,
+    number: int,
+    now: str,
+    report: ObserveReport,
+) -> None:
+    row = store.db.execute(
+        "SELECT status, content_hash, error FROM observations WHERE project = ? AND id = ?",
+        [project, observation.id],
+    ).fetchone()
+    problem = store_problem(store, observation)
+    if row is not None:
+        status, stored_hash, error = row
+        if status != "invalid":
+            if stored_hash == digest:
+                report.replayed.append(observation.id)  # a replay: nothing changes
+            else:
+                report.bad.append(
+                    BadLine(
+                        number,
+                        observation.id,
+                        f"observation {observation.id!r} was already observed with different "
+                        f"content (it is {status}); a new observation needs a new id",
+                    )
+                )
+            return
+        if (stored_hash, error) == (digest, problem):
+            report.bad.append(BadLine(number, observation.id, str(problem), kept=True))
+            return  # still invalid for the same reason: nothing changes
+        store.db.execute(
+            "DELETE FROM observations WHERE project = ? AND id = ?", [project, observation.id]
+        )
+    store.db.execute(
+        """INSERT INTO observations (project, id, status, source, source_ref, timestamp,
+               category, topic, sentiment, correlation, content_hash, error, received_at, document)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        [
+            project,
+            observation.id,
+            "invalid" if problem else "queued",
+            observation.source,
+            observation.source_ref,
+            observation.timestamp,
+            observation.category,
+            observation.topic,
+            observation.sentiment,
+            observation.correlation,
+            digest,
+            problem,
+            now,
+            json.dumps(document, sort_keys=True, ensure_ascii=False),
+        ],
+    )
+    if problem is not None:
+        report.bad.append(BadLine(number, observation.id, problem, kept=True))
+    else:
+        report.queued.append(observation.id)
+
+
+# Reading
+
+
+@attrs.frozen
+class StoredObservation:
+    """One row of ``observations``: the observation and what the Retain Job made of it."""
+
+    observation: Observation
+    project: str
+    status: str
+    schema_fit: float | None
+    route: str | None
+    handler: str | None
+    memory_id: int | None
+    duplicate: bool
+    half_life_days: float | None
+    review: str | None
+    error: str | None
+    received_at: str
+    processed_at: str | None
+    reviewed_at: str | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> StoredObservation:
+        return cls(
+            observation=from_document(json.loads(row["document"])),
+            project=row["project"],
+            status=row["status"],
+            schema_fit=row["schema_fit"],
+            route=row["route"],
+            handler=row["handler"],
+            memory_id=row["memory_id"],
+            duplicate=bool(row["duplicate"]),
+            half_life_days=row["half_life_days"],
+            review=row["review"],
+            error=row["error"],
+            received_at=row["received_at"],
+            processed_at=row["processed_at"],
+            reviewed_at=row["reviewed_at"],
+        )
+
+    @property
+    def id(self) -> str:
+        return self.observation.id
+
+    def to_dict(self) -> dict[str, Any]:
+        o = self.observation
+        return {
+            "id": o.id,
+            "status": self.status,
+            "category": o.category,
+            "actors": list(o.actors),
+            "topic": o.topic,
+            "sentiment": o.sentiment,
+            "text": o.text,
+            "schema_fit": self.schema_fit,
+            "route": self.route,
+            "handler": self.handler,
+            "memory_id": self.memory_id,
+            "duplicate": self.duplicate,
+            "half_life_days": self.half_life_days,
+            "review": self.review,
+            "error": self.error,
+            "received_at": self.received_at,
+            "processed_at": self.processed_at,
+            "reviewed_at": self.reviewed_at,
+        }
+
+
+def get(store: Store, observation_id: str, *, project: str | None = None) -> StoredObservation:
+    """One stored observation by id (:class:`NotFound` if there is none)."""
+    rows = list(
+        store.db.query(
+            "SELECT * FROM observations WHERE project = ? AND id = ?",
+            [project or store.project, observation_id],
+        )
+    )
+    if not rows:
+        raise NotFound(f"no observation {observation_id!r} in project {project or store.project!r}")
+    return StoredObservation.from_row(rows[0])
+
+
+def listing(
+    store: Store,
+    *,
+    status: str | None = None,
+    project: str | None = None,
+    limit: int | None = 100,
+) -> list[StoredObservation]:
+    """Stored observations in the order they arrived, optionally of one status."""
+    if status is not None and status not in STATUSES:
+        raise MemsdkError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+    sql = "SELECT * FROM observations WHERE project = ?"
+    params: list[Any] = [project or store.project]
+    if status is not None:
+        sql += " AND status = ?"
+        params.append(status)
+    sql += " ORDER BY rowid"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [StoredObservation.from_row(row) for row in store.db.query(sql, params)]
+
+
+def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
+    """How many observations of a project are in each status."""
+    rows = store.db.execute(
+        "SELECT status, count(*) FROM observations WHERE project = ? GROUP BY status",
+        [project or store.project],
+    ).fetchall()
+    found = {status: 0 for status in STATUSES}
+    found.update({status: n for status, n in rows})
+    return found

@@ -1,0 +1,1 @@
+"""The stages a host runs each session: historian, classify, dreamer, inject."""

@@ -1,0 +1,192 @@
+"""The historian: a transcript chunk in, memories out.
+
+``run_historian(store, messages)``:
+
+1. builds a bounded view of what the store already knows about the chunk
+   (full-text hits for the chunk's salient words, capped by a token budget;
+   never the whole pool);
+2. asks the ``historian_prompt`` hook for the prompt (the built-in assembles it
+   from the store's criteria);
+3. asks the host's model (``model_complete``);
+4. parses the reply (``historian_parse``; the built-in reads the tagged format
+   of ``tagged.py``);
+5. admits each fact (``historian_admit``): written through deduplication, or
+   quarantined with a reason. In one transaction.
+
+Nothing is dropped silently. A fact tagged with a category the store does not
+know is quarantined with its raw text and appears in the report. A broken block
+is quarantined whole. Prose outside any block is reported, not stored. A reply
+with no block and no ``<no-facts/>`` raises :class:`HistorianReplyError`, after
+the raw reply has been kept as a quarantined row whose id the error names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError
+from plugin_sdk.plugin.records import Malformed
+from plugin_sdk.store.models import Memory
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+VIEW_BUDGET_TOKENS = 800
+VIEW_LIMIT = 12
+_WORD = re.compile(r"[^\W_][\w.-]{3,}", re.UNICODE)
+
+
+class NoModel(MemsdkError):
+    """A stage needs the host's model and no plugin answers ``model_complete``."""
+
+
+class HistorianReplyError(MemsdkError):
+    """The model's reply holds nothing the parser can read."""
+
+
+class InvalidTranscript(MemsdkError, ValueError):
+    """Messages that are not a list of ``{"role": str, "content": str}``."""
+
+
+@attrs.define
+class HistorianReport:
+    """What one historian pass did."""
+
+    written: list[int] = attrs.field(factory=list)
+    folded: list[int] = attrs.field(factory=list)
+    quarantined: list[dict[str, Any]] = attrs.field(factory=list)
+    ignored: list[Malformed] = attrs.field(factory=list)
+    view: list[int] = attrs.field(factory=list)
+    nothing_new: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def run_historian(
+    store: Store,
+    messages: Sequence[dict[str, Any]],
+    *,
+    project: str | None = None,
+    source: str = "historian",
+) -> HistorianReport:
+    """Turn one transcript chunk into memories; see the module docstring."""
+    chunk = _check_messages(messages)
+    hooks = store.plugins.hook
+    view = bounded_view(store, chunk, project=project)
+    prompt = hooks.historian_prompt(store=store, messages=chunk, view=view)
+    reply = hooks.model_complete(prompt=prompt)
+    if reply is None:
+        raise NoModel(
+            "the historian needs a model: register a plugin implementing model_complete "
+            "(see docs/hooks.md)"
+        )
+    parsed = hooks.historian_parse(store=store, reply=reply)
+    report = HistorianReport(view=[m.id for m in view], nothing_new=parsed.empty)
+    if (
+        not parsed.facts
+        and not parsed.empty
+        and not any(m.reason != "text outside any <facts> block" for m in parsed.malformed)
+    ):
+        if reply.strip():
+            kept = store.memories.quarantine(
+                reply,
+                "",
+                reason="historian reply with no <facts> block",
+                project=project,
+                source=source,
+            )
+            raise HistorianReplyError(
+                "the model's reply has no facts in <facts> blocks and no <no-facts/>; "
+                f"kept as quarantined memory {kept.id}"
+            )
+        raise HistorianReplyError("the model's reply is empty")
+    with store.atomic():
+        for fact in parsed.facts:
+            admission = hooks.historian_admit(store=store, fact=fact)
+            if admission.action == "write":
+                result = store.memories.write(
+                    fact.text,
+                    fact.category,
+                    project=project,
+                    source=source,
+                    importance=admission.importance,
+                )
+                (report.written if result.created else report.folded).append(result.id)
+            else:
+                kept = store.memories.quarantine(
+                    fact.text,
+                    fact.category,
+                    reason=admission.reason,
+                    project=project,
+                    source=source,
+                )
+                report.quarantined.append(
+                    {
+                        "id": kept.id,
+                        "category": fact.category,
+                        "reason": admission.reason,
+                        "line": fact.line,
+                    }
+                )
+        for piece in parsed.malformed:
+            if piece.reason == "text outside any <facts> block":
+                report.ignored.append(piece)
+                continue
+            kept = store.memories.quarantine(
+                piece.text, "", reason=piece.reason, project=project, source=source
+            )
+            report.quarantined.append(
+                {"id": kept.id, "category": "", "reason": piece.reason, "line": piece.line}
+            )
+    return report
+
+
+def bounded_view(
+    store: Store,
+    messages: Sequence[dict[str, str]],
+    *,
+    project: str | None = None,
+    budget: int = VIEW_BUDGET_TOKENS,
+    limit: int = VIEW_LIMIT,
+) -> list[Memory]:
+    """Existing memories relevant to a chunk: search hits, at most ``budget`` tokens."""
+    words = Counter(
+        word.lower() for message in messages for word in _WORD.findall(message["content"])
+    )
+    if not words:
+        return []
+    terms = [word for word, _ in words.most_common(24)]
+    query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    hits = store.memories.search(query, project=project, limit=limit * 2, raw=True)
+    view, used = [], 0
+    for hit in hits:
+        cost = hit.memory.token_count or 0
+        if used + cost > budget:
+            continue
+        view.append(hit.memory)
+        used += cost
+        if len(view) == limit:
+            break
+    return view
+
+
+def _check_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise InvalidTranscript("messages must be a list of {'role': ..., 'content': ...}")
+    chunk = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise InvalidTranscript(f"message {index} is {type(message).__name__}, not a mapping")
+        role, content = message.get("role"), message.get("content")
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise InvalidTranscript(f"message {index} needs string 'role' and 'content' fields")
+        chunk.append({"role": role, "content": content})
+    if not chunk:
+        raise InvalidTranscript("messages is empty")
+    return chunk

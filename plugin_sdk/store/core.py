@@ -1,0 +1,261 @@
+"""The store: one SQLite file holding memories and the policy that governs them.
+
+``Store(path)`` opens or creates the file, switches on WAL, a busy timeout and
+foreign keys, and applies pending migrations. A store migrated by a newer
+memsdk is refused with :class:`~plugin_sdk.errors.SchemaTooNew` before anything
+is written. Every multi-row write goes through :meth:`Store.atomic`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlite_utils import Database
+
+from plugin_sdk.errors import SchemaTooNew, StoreError, UnknownCategory
+from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
+from plugin_sdk.store.memories import Memories
+from plugin_sdk.store.migrations import KNOWN, migrations
+from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
+from plugin_sdk.store.project import project_for
+from plugin_sdk.store.tokens import TokenCounter, default_counter
+
+if TYPE_CHECKING:
+    from plugin_sdk.composites.core import Composites
+    from plugin_sdk.grid.entities import Entities
+    from plugin_sdk.grid.relations import Relations
+    from plugin_sdk.packs.criteria import Criteria
+    from plugin_sdk.packs.install import Packs
+
+BUSY_TIMEOUT_MS = 5000
+
+#: The facades areas attach to a store: attribute -> ``"module:Class"``. Each
+#: is built on first use from the area's module, which the store never imports
+#: itself (the store is the bottom layer). An area or a plugin may add one with
+#: :func:`attach`.
+FACADES: dict[str, str] = {
+    "criteria": "plugin_sdk.packs.criteria:Criteria",
+    "packs": "plugin_sdk.packs.install:Packs",
+    "composites": "plugin_sdk.composites.core:Composites",
+    "entities": "plugin_sdk.grid.entities:Entities",
+    "relations": "plugin_sdk.grid.relations:Relations",
+}
+
+
+def attach(name: str, target: str) -> None:
+    """Serve ``store.<name>`` from ``target`` (``"module:Class"``; the class takes the store).
+
+    Refuses a name the store already has, so two areas cannot claim one.
+    """
+    if name in FACADES or hasattr(Store, name):
+        raise ValueError(f"store facade {name!r} is already attached")
+    module, sep, attribute = target.partition(":")
+    if not (module and sep and attribute):
+        raise ValueError(f"facade target must be 'module:Class', got {target!r}")
+    FACADES[name] = target
+
+
+MIN_SQLITE = (3, 35, 0)  # upserts with RETURNING
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Store:
+    """A memsdk store.
+
+    :param path: the SQLite file (created if missing), or ``":memory:"``.
+    :param project: the default project for reads and writes; derived from the
+        current directory's git repository when omitted (see ``project.py``).
+    :param tokenizer: counts tokens for each memory's cached ``token_count``;
+        default: the ``token_counter`` hook, else tiktoken offline.
+    :param clock: returns the current time (tests inject a fixed clock).
+    :param plugins: the plugin manager whose hooks the stages call; default: a
+        fresh one from :func:`~plugin_sdk.plugin.manager.make_plugin_manager`.
+    """
+
+    def __init__(
+        self,
+        path: str | Path = ":memory:",
+        *,
+        project: str | None = None,
+        tokenizer: TokenCounter | None = None,
+        clock: Clock = utc_now,
+        plugins: PluginManager | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.clock = clock
+        self._after_commit: list[Callable[[], object]] = []
+        self.plugins = plugins if plugins is not None else make_plugin_manager()
+        self.tokenizer: TokenCounter = (
+            tokenizer or self.plugins.hook.token_counter() or default_counter()
+        )
+        self.db = _connect(self.path)
+        try:
+            self._migrate()
+            if self.path != ":memory:":
+                self.db.enable_wal()
+        except BaseException:
+            self.db.close()
+            raise
+        self.project = project if project is not None else project_for()
+        self.memories = Memories(self)
+
+    if TYPE_CHECKING:
+        criteria: Criteria
+        packs: Packs
+        composites: Composites
+        entities: Entities
+        relations: Relations
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: build an attached facade once.
+        target = FACADES.get(name)
+        if target is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        module, _, attribute = target.partition(":")
+        facade = getattr(importlib.import_module(module), attribute)(self)
+        setattr(self, name, facade)
+        return facade
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        applied = [m.name for m in migrations.applied(self.db)]
+        unknown = [name for name in applied if name not in KNOWN]
+        if unknown:
+            raise SchemaTooNew(
+                f"store {self.path} was migrated by a newer memsdk "
+                f"(unknown migrations: {', '.join(unknown)}); upgrade memsdk to open it"
+            )
+        migrations.apply(self.db)
+
+    @property
+    def schema_version(self) -> list[str]:
+        """Names of the migrations applied to this store, in order."""
+        return [m.name for m in migrations.applied(self.db)]
+
+    @contextmanager
+    def atomic(self) -> Iterator[Database]:
+        """One transaction (a savepoint when nested): all or nothing.
+
+        Callbacks queued with :meth:`after_commit` run when the outermost
+        transaction commits, and are discarded if it rolls back.
+        """
+        outermost = not self.db.conn.in_transaction
+        try:
+            with self.db.atomic() as db:
+                yield db
+        except BaseException:
+            if outermost:
+                self._after_commit.clear()
+            raise
+        if outermost:
+            self._run_after_commit()
+
+    def after_commit(self, callback: Callable[[], object]) -> None:
+        """Run ``callback`` once the current transaction commits (now, if none is open).
+
+        Store events (``memory_written`` and friends) fire this way, so a
+        listener always sees committed data and its errors cannot undo a write.
+        """
+        if self.db.conn.in_transaction:
+            self._after_commit.append(callback)
+        else:
+            callback()
+
+    def _run_after_commit(self) -> None:
+        pending, self._after_commit = self._after_commit, []
+        for callback in pending:
+            callback()
+
+    def now(self) -> str:
+        """The current time as an ISO 8601 UTC string, from the store's clock."""
+        return self.clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+    # Categories are read from the DB every time: the DB is the authority.
+
+    def categories(self, *, include_retired: bool = False) -> list[Category]:
+        """Categories in priority order (then name), with effective criteria."""
+        where = "" if include_retired else "WHERE c.status = 'active'"
+        rows = list(
+            self.db.query(f"SELECT c.* FROM categories c {where} ORDER BY c.priority, c.name")
+        )
+        crit: dict[str, dict[str, Criterion]] = {}
+        for row in self.db.query("SELECT * FROM criteria"):
+            default = json.loads(row["pack_default"])
+            override = None if row["user_override"] is None else json.loads(row["user_override"])
+            crit.setdefault(row["category"], {})[row["field"]] = Criterion(
+                field=row["field"],
+                value=default if override is None else override,
+                source="pack" if override is None else "override",
+                pack_default=default,
+                user_override=override,
+            )
+        return [_category(row, crit.get(row["name"], {})) for row in rows]
+
+    def category_names(self, *, include_retired: bool = False) -> list[str]:
+        """Names of the active categories (or all), in priority order."""
+        where = "" if include_retired else "WHERE status = 'active'"
+        sql = f"SELECT name FROM categories {where} ORDER BY priority, name"
+        return [row["name"] for row in self.db.query(sql)]
+
+    def category(self, name: str, *, where: str = "") -> Category:
+        """One active category; :class:`UnknownCategory` lists the others."""
+        for category in self.categories():
+            if category.name == name:
+                return category
+        raise UnknownCategory(name, self.category_names(), where=where)
+
+
+def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
+    ordered = {field: criteria[field] for field in CRITERIA_FIELDS if field in criteria}
+    return Category(
+        name=row["name"],
+        pack=row["pack"],
+        kind=row["kind"],
+        priority=row["priority"],
+        promotable=bool(row["promotable"]),
+        label=row["label"],
+        status=row["status"],
+        renamed_to=row["renamed_to"],
+        criteria=ordered,
+    )
+
+
+def _connect(path: str) -> Database:
+    """Open the file with the store's pragmas (WAL is switched on after migrating)."""
+    if sqlite3.sqlite_version_info < MIN_SQLITE:
+        raise StoreError(
+            f"memsdk needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; "
+            f"this Python has {sqlite3.sqlite_version}"
+        )
+    db = None
+    try:
+        if path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        db = Database(path, execute_plugins=False)
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (sqlite3.DatabaseError, OSError) as error:
+        if db is not None:
+            db.close()
+        raise StoreError(f"cannot open store {path}: {error}") from error
+    return db

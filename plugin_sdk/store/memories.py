@@ -1,0 +1,538 @@
+"""The memory API: write, get, search, update, archive, list.
+
+A write is deduplicated on ``(project, category, normalized_hash)``: writing
+the same normalized text (see ``normalize.py``) in the same category of the
+same project again adds no row; it bumps ``seen_count`` and ``last_seen_at``
+on the existing one and returns its id, whatever its status. An archived
+memory stays archived (a person archived it on purpose); the result's
+``status`` tells the caller.
+
+A write to a category the store does not have (or has retired) raises
+:class:`~plugin_sdk.errors.UnknownCategory`, listing the store's categories,
+and writes nothing. Text that must be kept although its category is unknown
+(a model's reply, say) goes in with :meth:`Memories.quarantine`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.errors import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
+from plugin_sdk.store.models import (
+    ACTS,
+    MEMORY_STATUSES,
+    Memory,
+    SearchHit,
+    WriteResult,
+    split_cell,
+)
+from plugin_sdk.store.normalize import normalized_hash
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.core import Store
+
+_UPSERT = """
+INSERT INTO memories (
+    project, kind, category, content, normalized_hash, status, importance, scope,
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
+    seen_count = seen_count + 1,
+    last_seen_at = excluded.last_seen_at
+RETURNING id, seen_count, status
+"""
+
+
+class InvalidMemory(MemsdkError, ValueError):
+    """A memory's fields are out of range (empty text, importance outside 1..100)."""
+
+
+class Memories:
+    """Memory operations on one store; reached as ``store.memories``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    # Writing
+
+    def write(
+        self,
+        content: str,
+        category: str,
+        *,
+        project: str | None = None,
+        importance: int = 50,
+        scope: str = "project",
+        shareable: bool = False,
+        source: str = "",
+    ) -> WriteResult:
+        """Write one memory (deduplicated); see the module docstring."""
+        kinds = self._active_kinds()
+        with self.store.atomic():
+            result = self._upsert(
+                kinds, content, category, project, importance, scope, shareable, source
+            )
+        self._written([result])
+        return result
+
+    def write_many(
+        self, items: Iterable[Mapping[str, Any]], *, project: str | None = None
+    ) -> list[WriteResult]:
+        """Write many memories in one transaction: all of them, or none.
+
+        Each item is a mapping with ``content`` and ``category`` and optionally
+        ``importance``, ``scope``, ``shareable``, ``source`` and ``project``.
+        An error names the item's position; nothing from the batch is kept.
+        """
+        kinds = self._active_kinds()
+        results = []
+        with self.store.atomic():
+            for position, item in enumerate(items):
+                try:
+                    results.append(
+                        self._upsert(
+                            kinds,
+                            item["content"],
+                            item["category"],
+                            item.get("project", project),
+                            item.get("importance", 50),
+                            item.get("scope", "project"),
+                            item.get("shareable", False),
+                            item.get("source", ""),
+                        )
+                    )
+                except KeyError as error:
+                    raise InvalidMemory(
+                        f"item {position}: missing field {error.args[0]!r}"
+                    ) from error
+                except UnknownCategory as error:
+                    raise UnknownCategory(
+                        error.category, error.known, where=f"item {position}"
+                    ) from error
+                except InvalidMemory as error:
+                    raise InvalidMemory(f"item {position}: {error}") from error
+        self._written(results)
+        return results
+
+    def _written(self, results: list[WriteResult]) -> None:
+        hook = self.store.plugins.hook.memory_written
+        if not hook.get_hookimpls():
+            return
+
+        def notify() -> None:
+            for result in results:
+                hook(store=self.store, memory_id=result.id, created=result.created)
+
+        self.store.after_commit(notify)
+
+    def quarantine(
+        self,
+        content: str,
+        category: str,
+        *,
+        reason: str,
+        project: str | None = None,
+        source: str = "",
+    ) -> WriteResult:
+        """Keep text whose category the store does not know, as a quarantined row.
+
+        Quarantined rows are never searched, listed or injected by default;
+        :meth:`update` with a known category releases one.
+        """
+        text = _check_content(content)
+        project = project or self.store.project
+        now = self.store.now()
+        with self.store.atomic():
+            row = self.db.execute(
+                _UPSERT,
+                [
+                    project,
+                    "content",
+                    category,
+                    text,
+                    normalized_hash(text),
+                    "quarantined",
+                    50,
+                    "project",
+                    0,
+                    source,
+                    reason,
+                    None,
+                    None,
+                    now,
+                    now,
+                    now,
+                ],
+            ).fetchone()
+        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+    def _upsert(
+        self,
+        kinds: dict[str, str],
+        content: str,
+        category: str,
+        project: str | None,
+        importance: int,
+        scope: str,
+        shareable: bool,
+        source: str,
+    ) -> WriteResult:
+        if category not in kinds:
+            raise UnknownCategory(category, kinds)
+        text = _check_content(content)
+        _check_importance(importance)
+        now = self.store.now()
+        tokenizer = self.store.tokenizer
+        row = self.db.execute(
+            _UPSERT,
+            [
+                project or self.store.project,
+                kinds[category],
+                category,
+                text,
+                normalized_hash(text),
+                "active",
+                int(importance),
+                scope,
+                int(bool(shareable)),
+                source,
+                None,
+                tokenizer.count(text),
+                tokenizer.name,
+                now,
+                now,
+                now,
+            ],
+        ).fetchone()
+        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+    def _active_kinds(self) -> dict[str, str]:
+        sql = "SELECT name, kind FROM categories WHERE status = 'active'"
+        return {row["name"]: row["kind"] for row in self.db.query(sql)}
+
+    # Reading
+
+    def get(self, memory_id: int) -> Memory:
+        """One memory by id; :class:`NotFound` if there is none."""
+        rows = list(self.db.query("SELECT * FROM memories WHERE id = ?", [memory_id]))
+        if not rows:
+            raise NotFound(f"no memory with id {memory_id} in store {self.store.path}")
+        return Memory.from_row(rows[0])
+
+    def search(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        category: str | None = None,
+        limit: int = 20,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+        raw: bool = False,
+    ) -> list[SearchHit]:
+        """Full-text search (FTS5, ranked by bm25) within one project.
+
+        The query's words are matched as plain terms (all must appear, in any
+        order, with porter stemming); ``raw=True`` passes FTS5 query syntax
+        (``OR``, ``NEAR``, prefix ``*``) through instead. Archived and
+        superseded memories are left out unless asked for; quarantined ones
+        always are.
+        """
+        if not query.strip():
+            raise InvalidMemory("search query is empty")
+        statuses = ["active"]
+        if include_archived:
+            statuses.append("archived")
+        if include_superseded:
+            statuses.append("superseded")
+        match = query if raw else self.db.quote_fts(query)
+        if not match.replace('"', "").strip():
+            return []  # no words to look for (only quotes)
+        sql = f"""
+            SELECT m.*, bm25(memories_fts) AS rank
+            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+            WHERE memories_fts MATCH ? AND m.project = ?
+              AND m.status IN ({", ".join("?" * len(statuses))})
+              {"AND m.category = ?" if category else ""}
+            ORDER BY rank, m.id
+            LIMIT ?
+        """
+        params: list[Any] = [match, project or self.store.project, *statuses]
+        if category:
+            params.append(category)
+        params.append(limit)
+        try:
+            rows = list(self.db.query(sql, params))
+        except sqlite3.OperationalError as error:
+            raise InvalidMemory(f"bad search query {query!r}: {error}") from error
+        return [SearchHit(memory=Memory.from_row(row), rank=row["rank"]) for row in rows]
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        category: str | None = None,
+        kind: str | None = None,
+        status: str | None = "active",
+        limit: int | None = 100,
+        offset: int = 0,
+        cell: str | None = None,
+        act: str | None = None,
+    ) -> list[Memory]:
+        """Memories of a project, oldest first, filtered by category, kind, status.
+
+        ``status=None`` lists every status. ``cell`` (``"episodic.self"``) and
+        ``act`` (``"directive"``) keep the memories classify placed there (see
+        ``cells.py``).
+        """
+        if status is not None and status not in MEMORY_STATUSES:
+            raise InvalidMemory(
+                f"unknown status {status!r}; statuses are {', '.join(MEMORY_STATUSES)}"
+            )
+        clauses: list[str] = ["project = ?"]
+        params: list[Any] = [project or self.store.project]
+        for column, value in (("category", category), ("kind", kind), ("status", status)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if cell is not None or act is not None:
+            clauses.append(_cell_clause(cell, act, params))
+        sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [limit, offset]
+        return [Memory.from_row(row) for row in self.db.query(sql, params)]
+
+    def count(self, *, project: str | None = None, status: str = "active") -> int:
+        """How many memories of a project have a status (read from an index)."""
+        row = self.db.execute(
+            "SELECT count(*) FROM memories WHERE project = ? AND status = ?",
+            [project or self.store.project, status],
+        ).fetchone()
+        return int(row[0])
+
+    def counts(self, *, project: str | None = None) -> dict[str, dict[str, int]]:
+        """Number of memories per category and status in a project."""
+        sql = """SELECT category, status, count(*) AS n FROM memories
+                 WHERE project = ? GROUP BY category, status"""
+        result: dict[str, dict[str, int]] = {}
+        for row in self.db.query(sql, [project or self.store.project]):
+            result.setdefault(row["category"], {})[row["status"]] = row["n"]
+        return result
+
+    # Changing
+
+    def update(
+        self,
+        memory_id: int,
+        *,
+        content: str | None = None,
+        category: str | None = None,
+        importance: int | None = None,
+        scope: str | None = None,
+        shareable: bool | None = None,
+        pinned: bool | None = None,
+    ) -> Memory:
+        """Change a memory's fields; text and category changes re-hash it.
+
+        If the new text and category would duplicate another memory of the
+        project, :class:`DuplicateMemory` names that memory and nothing
+        changes. Giving a quarantined memory a known category releases it
+        (its status becomes active).
+        """
+        current = self.get(memory_id)
+        changes: dict[str, Any] = {}
+        new_text = current.content if content is None else _check_content(content)
+        new_category = current.category if category is None else category
+        if category is not None:
+            kinds = self._active_kinds()
+            if category not in kinds:
+                raise UnknownCategory(category, kinds, where=f"memory {memory_id}")
+            changes["kind"] = kinds[category]
+            if current.status == "quarantined":
+                changes["status"] = "active"
+        if content is not None or category is not None:
+            digest = normalized_hash(new_text)
+            clash = self.db.execute(
+                """SELECT id FROM memories WHERE project = ? AND category = ?
+                   AND normalized_hash = ? AND id != ?""",
+                [current.project, new_category, digest, memory_id],
+            ).fetchone()
+            if clash:
+                raise DuplicateMemory(memory_id, clash[0])
+            changes.update(content=new_text, category=new_category, normalized_hash=digest)
+        # Count again when the text changed, or the row has no count from this
+        # store's counter (a released quarantine row, a changed tokenizer).
+        counter = self.store.tokenizer
+        if new_text != current.content or current.tokenizer != counter.name:
+            changes["token_count"] = counter.count(new_text)
+            changes["tokenizer"] = counter.name
+        if importance is not None:
+            _check_importance(importance)
+            changes["importance"] = int(importance)
+        if scope is not None:
+            changes["scope"] = scope
+        if shareable is not None:
+            changes["shareable"] = int(shareable)
+        if pinned is not None:
+            changes["pinned"] = int(pinned)
+        if not changes:
+            return current
+        changes["updated_at"] = self.store.now()
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        with self.store.atomic():
+            try:
+                self.db.execute(
+                    f"UPDATE memories SET {assignments} WHERE id = ?",
+                    [*changes.values(), memory_id],
+                )
+                if "content" in changes and new_text != current.content:
+                    self.store.composites.mark_stale(memory_id)
+            except sqlite3.IntegrityError as error:
+                raise MemsdkError(
+                    f"memory {memory_id}: update refused by the store: {error}"
+                ) from error
+        return self.get(memory_id)
+
+    def merge(self, source_ids: Iterable[int], into: int) -> Memory:
+        """Fold ``source_ids`` into memory ``into``, in one transaction.
+
+        Each source becomes ``superseded`` with ``superseded_by = into``; the
+        target's ``merged_from`` gains the source ids and its ``seen_count``
+        their seen counts. All must share the target's project and category
+        (a cross-category merge is refused: categories key deduplication), the
+        target must be active, and no source may already be superseded.
+        """
+        target = self.get(into)
+        sources = [self.get(memory_id) for memory_id in dict.fromkeys(source_ids)]
+        if target.status != "active":
+            raise MergeRefused(f"merge target {into} is {target.status}, not active")
+        for source in sources:
+            if source.id == into:
+                raise MergeRefused(f"memory {into} cannot be merged into itself")
+            if (source.project, source.category) != (target.project, target.category):
+                raise MergeRefused(
+                    f"memory {source.id} ({source.project}, {source.category}) and memory {into} "
+                    f"({target.project}, {target.category}) are not in the same project and "
+                    "category; cross-category merges are refused"
+                )
+            if source.status in ("superseded", "quarantined"):
+                raise MergeRefused(f"memory {source.id} is {source.status} and cannot be merged")
+        with self.store.atomic():
+            for source in sources:
+                self.fold(source.id, into)
+        ids = [source.id for source in sources]
+        self.store.after_commit(
+            lambda: self.store.plugins.hook.memories_merged(
+                store=self.store, source_ids=ids, target_id=into
+            )
+        )
+        return self.get(into)
+
+    def fold(self, source_id: int, target_id: int) -> None:
+        """Supersede one memory by another (call inside a transaction; no checks).
+
+        Composites follow: see ``Composites.repoint``. So do entity links: the
+        target gains the source's actors and subjects (the source keeps its own,
+        as a record).
+        """
+        now = self.store.now()
+        source = self.db.execute(
+            "SELECT seen_count FROM memories WHERE id = ?", [source_id]
+        ).fetchone()
+        merged = self.db.execute(
+            "SELECT merged_from FROM memories WHERE id = ?", [target_id]
+        ).fetchone()[0]
+        ids = sorted({*json.loads(merged or "[]"), source_id})
+        self.db.execute(
+            """UPDATE memories SET seen_count = seen_count + ?, merged_from = ?, updated_at = ?
+               WHERE id = ?""",
+            [source[0], json.dumps(ids), now, target_id],
+        )
+        self.db.execute(
+            """UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?
+               WHERE id = ?""",
+            [target_id, now, source_id],
+        )
+        self.db.execute(
+            """INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role)
+               SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?""",
+            [target_id, source_id],
+        )
+        self.store.composites.repoint(source_id, target_id)
+        self.store.composites.mark_stale(target_id)
+
+    def record_retrievals(self, memory_ids: Iterable[int]) -> None:
+        """Count one retrieval for each memory actually shown to a model."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.conn.executemany(
+                """UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = ?
+                   WHERE id = ?""",
+                [(now, memory_id) for memory_id in ids],
+            )
+
+    def archive(self, memory_id: int) -> Memory:
+        """Archive a memory: kept, but no longer searched or injected by default.
+
+        Archiving an archived memory changes nothing. A superseded memory is
+        not archived: its successor is the one to archive.
+        """
+        current = self.get(memory_id)
+        if current.status == "archived":
+            return current
+        if current.status == "superseded":
+            raise MemsdkError(
+                f"memory {memory_id} is superseded by memory {current.superseded_by}; archive that one"
+            )
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.execute(
+                "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?",
+                [now, now, memory_id],
+            )
+            self.store.composites.mark_stale(memory_id)
+        self.store.after_commit(
+            lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
+        )
+        return self.get(memory_id)
+
+
+class MergeRefused(MemsdkError, ValueError):
+    """A merge across projects or categories, or of memories that cannot merge."""
+
+
+def _check_content(content: str) -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidMemory("memory content is empty")
+    return content.strip()
+
+
+def _check_importance(importance: int) -> None:
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int)
+        or not 1 <= importance <= 100
+    ):
+        raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")
+
+
+def _cell_clause(cell: str | None, act: str | None, params: list[Any]) -> str:
+    """A condition on ``memories.id`` for memories placed in a cell and/or typed with an act."""
+    conditions = []
+    if cell is not None:
+        conditions.append("memory_type = ? AND referent = ?")
+        params.extend(split_cell(cell))
+    if act is not None:
+        if act not in ACTS:
+            raise InvalidMemory(f"unknown act {act!r}; acts are {', '.join(ACTS)}")
+        conditions.append("act = ?")
+        params.append(act)
+    return f"id IN (SELECT memory_id FROM memory_cells WHERE {' AND '.join(conditions)})"

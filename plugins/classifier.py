@@ -1,0 +1,64 @@
+"""Built-in classifiers: model-backed when the host's model answers, rule-based otherwise."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plugin_sdk import hookimpl
+from plugin_sdk.plugin.records import Classification, Prompt
+from plugin_sdk.stages.classify import rule_classification
+
+SCOPES = ("project", "global")
+
+
+@hookimpl(tryfirst=True)
+def classify_memory(store: Any, memory: Any) -> Classification | None:
+    category = (
+        store.category(memory.category) if memory.category in store.category_names() else None
+    )
+    context = category.value("definition") if category else "(category not active)"
+    prompt = Prompt(
+        "classify",
+        "You rate one memory of an agent. Reply with JSON only: "
+        '{"importance": 1-100, "scope": "project" or "global", "shareable": true or false}. '
+        "importance: how much worse the agent does without it; scope: global if it holds "
+        "beyond this project; shareable: safe and useful for teammates (no secrets, no "
+        "personal data).",
+        [
+            {
+                "role": "user",
+                "content": f"Category {memory.category}: {context}\n\nMemory:\n{memory.content}",
+            }
+        ],
+    )
+    reply = store.plugins.hook.model_complete(prompt=prompt)
+    if reply is None:
+        return None  # no model: the rule-based classifier decides
+    try:
+        data = json.loads(reply.strip().removeprefix("```json").removesuffix("```"))
+        importance = data["importance"]
+        if (
+            isinstance(importance, bool)
+            or not isinstance(importance, int)
+            or not 1 <= importance <= 100
+        ):
+            raise ValueError(f"importance {importance!r} is not 1..100")
+        if data["scope"] not in SCOPES:
+            raise ValueError(f"scope {data['scope']!r} is not one of {SCOPES}")
+        if not isinstance(data["shareable"], bool):
+            raise ValueError("shareable is not true/false")
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        fallback = rule_classification(store, memory)
+        return Classification(
+            fallback.importance,
+            fallback.scope,
+            fallback.shareable,
+            f"rules (model reply unusable: {type(error).__name__})",
+        )
+    return Classification(importance, data["scope"], data["shareable"], "model")
+
+
+@hookimpl(trylast=True, specname="classify_memory")
+def classify_memory_rules(store: Any, memory: Any) -> Classification:
+    return rule_classification(store, memory)
