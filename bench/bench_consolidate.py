@@ -42,7 +42,7 @@ from random import Random
 from typing import Any
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.grid.strength import days_between, strength, weight_temporal
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.store.models import CELLS

@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import environment, load_average
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.retain import job as retain_module
 from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, retain
 from plugin_sdk.retain.observations import observe

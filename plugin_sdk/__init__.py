@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         expand,
         inject,
     )
-    from plugin_sdk.store.core import (
+    from plugin_sdk.store.connection import (
         Store,
     )
     from plugin_sdk.store.memories import (
@@ -128,7 +128,7 @@ _EXPORTS = {
     "RunReport": "plugin_sdk.stages.dreamer",
     "SchemaTooNew": "plugin_sdk.errors",
     "SearchHit": "plugin_sdk.store.models",
-    "Store": "plugin_sdk.store.core",
+    "Store": "plugin_sdk.store.connection",
     "StoreError": "plugin_sdk.errors",
     "TaskBusy": "plugin_sdk.stages.dreamer",
     "UnknownCategory": "plugin_sdk.errors",

@@ -24,7 +24,7 @@ import pytest
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
 from plugin_sdk.plugin.records import Prompt
-from plugin_sdk.store.core import Store
+from plugin_sdk.store.connection import Store
 
 
 class ScriptedModel:

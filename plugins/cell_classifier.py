@@ -7,7 +7,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.grid.cells import rule_cell
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import CellDecision, Prompt
 from plugin_sdk.store.models import ACTS, MEMORY_TYPES, REFERENTS
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.grid.cells import decide, place
-from plugin_sdk.grid.core import has_grid
+from plugin_sdk.grid.policy import has_grid
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.stages.classify import apply
 from plugin_sdk.stages.dreamer import active_memories

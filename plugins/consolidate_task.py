@@ -6,7 +6,7 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.grid.consolidation import PHASES, batch, counts, prepare
-from plugin_sdk.grid.core import has_grid
+from plugin_sdk.grid.policy import has_grid
 from plugin_sdk.plugin.records import DreamerTask
 
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from plugin_sdk import hookimpl
 from plugin_sdk.grid import acts
-from plugin_sdk.grid.core import grid, has_grid
-from plugin_sdk.proposals.core import ProposalDraft
+from plugin_sdk.grid.policy import grid, has_grid
+from plugin_sdk.proposals.filing import ProposalDraft
 from plugin_sdk.store.models import split_cell
 
 RETRIEVED = 5

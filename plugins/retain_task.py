@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plugin_sdk import hookimpl
-from plugin_sdk.grid.core import has_grid
+from plugin_sdk.grid.policy import has_grid
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.retain.job import RetainJob, RetainReport
 

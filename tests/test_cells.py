@@ -14,7 +14,7 @@ import pytest
 from plugin_sdk import Dreamer, Store, hookimpl, validate_pack
 from plugin_sdk.grid import acts as speech_acts
 from plugin_sdk.grid.cells import CATEGORY_VOTES, cell_of, classify_cells, is_interaction, rule_cell
-from plugin_sdk.grid.core import merge
+from plugin_sdk.grid.policy import merge
 from plugin_sdk.plugin.records import CellDecision, Prompt
 from plugin_sdk.stages.classify import classify
 from plugin_sdk.store.models import ACTS

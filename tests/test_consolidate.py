@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from plugin_sdk import Dreamer, Store, validate_pack
 from plugin_sdk.grid.cells import place
 from plugin_sdk.grid.consolidation import unknown_relation_types
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.grid.strength import days_between, strength, weight_temporal
 from plugin_sdk.plugin.records import CellDecision
 from plugin_sdk.store.models import CELLS

@@ -23,7 +23,7 @@ from plugin_sdk import MemsdkError, Store, hookimpl, validate_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
-from plugin_sdk.proposals.core import pending, propose
+from plugin_sdk.proposals.filing import pending, propose
 from plugin_sdk.stages.dreamer import Dreamer, LeaseLost, TaskBusy, default_owner
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 

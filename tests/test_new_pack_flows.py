@@ -22,7 +22,7 @@ from plugin_sdk.model.prompts import (
     historian_system,
     tool_schema,
 )
-from plugin_sdk.proposals.core import pending
+from plugin_sdk.proposals.filing import pending
 from plugin_sdk.stages.classify import classify, rule_importance
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.historian import run_historian

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 
 from plugin_sdk import PackError, Store, available_packs, hookimpl, resolve_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.composites.core import CompositeError
+from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.packs.documents import validate_pack

@@ -12,7 +12,7 @@ from sqlite_utils import Database
 
 from plugin_sdk import NotFound, Store, hookimpl, validate_pack
 from plugin_sdk.proposals import queue as q
-from plugin_sdk.proposals.core import (
+from plugin_sdk.proposals.filing import (
     InvalidProposal,
     events,
     get,
@@ -453,8 +453,8 @@ def test_m007_keeps_the_proposals_a_store_already_has(tmp_path):
 
 
 def test_detect_patterns_hook_files_drafts_once_and_not_after_a_rejection(tmp_path):
-    from plugin_sdk.proposals.core import ProposalDraft
     from plugin_sdk.proposals.detect import run_detectors
+    from plugin_sdk.proposals.filing import ProposalDraft
 
     class Detector:
         @hookimpl

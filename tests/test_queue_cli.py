@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
-from plugin_sdk.proposals.core import propose
+from plugin_sdk.proposals.filing import propose
 from plugin_sdk.testing import pack_document
 
 RULES, NOTES = "ORCHARD_RULES", "ORCHARD_NOTES"

@@ -15,9 +15,9 @@ import pytest
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk.proposals import queue as q
-from plugin_sdk.proposals.core import InvalidProposal, ProposalDraft, events, get, propose
 from plugin_sdk.proposals.detect import file_draft
 from plugin_sdk.proposals.drafts import add_note, resolve
+from plugin_sdk.proposals.filing import InvalidProposal, ProposalDraft, events, get, propose
 from plugin_sdk.proposals.gitapply import GitError, Repo
 from plugin_sdk.proposals.target import ApplyFailed, Target
 from plugin_sdk.proposals.undo import UndoRefused

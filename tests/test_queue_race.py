@@ -12,7 +12,7 @@ import pytest
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk.proposals import queue as q
-from plugin_sdk.proposals.core import events, get, propose
+from plugin_sdk.proposals.filing import events, get, propose
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import tables
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -156,8 +156,8 @@ def repo(tmp_path, monkeypatch) -> Path:
 
 
 def test_two_approvals_of_one_file_change_at_once_commit_once_and_undo_removes_it(db, repo):
-    from plugin_sdk.proposals.core import ProposalDraft
     from plugin_sdk.proposals.detect import file_draft
+    from plugin_sdk.proposals.filing import ProposalDraft
 
     with open_store(db) as store:
         draft = ProposalDraft("claude_md", "r", [], {"note": "Never prune in frost."}, "test")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import plugin_sdk.store.core as store_module
+import plugin_sdk.store.connection as store_module
 from plugin_sdk import SchemaTooNew, Store, StoreError
 from plugin_sdk.store.migrations import KNOWN
 

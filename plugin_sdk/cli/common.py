@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
-from plugin_sdk.store.core import Store
+from plugin_sdk.store.connection import Store
 from plugin_sdk.store.paths import default_db_path
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -6,7 +6,7 @@ import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
 from plugin_sdk.composites import headermap, refsets
-from plugin_sdk.composites.core import TYPES, Composite
+from plugin_sdk.composites.composite import TYPES, Composite
 from plugin_sdk.composites.fragment import fragment as fragment_memory
 from plugin_sdk.composites.fragment import reconstruct as reconstruct_text
 

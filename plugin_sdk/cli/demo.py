@@ -10,7 +10,7 @@ import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json
 from plugin_sdk.host.demo import render, render_injection, run_demo
-from plugin_sdk.store.core import Store
+from plugin_sdk.store.connection import Store
 
 
 @click.command()

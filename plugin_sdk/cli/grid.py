@@ -7,8 +7,8 @@ from typing import Any
 import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
-from plugin_sdk.grid.core import Grid, grid
-from plugin_sdk.store.core import Store
+from plugin_sdk.grid.policy import Grid, grid
+from plugin_sdk.store.connection import Store
 from plugin_sdk.store.models import MEMORY_TYPES, REFERENTS
 
 WIDTH = 15

@@ -10,7 +10,7 @@ from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_opti
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
 from plugin_sdk.stages.historian import HistorianReplyError, bounded_view, run_historian
-from plugin_sdk.store.core import Store
+from plugin_sdk.store.connection import Store
 from plugin_sdk.transcripts import (
     DEFAULT_BUDGET,
     DEFAULT_TOOL_OUTPUT_CHARS,

@@ -15,8 +15,8 @@ import click
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.proposals import queue as q
-from plugin_sdk.proposals.core import STATUSES, Proposal, ProposalDraft, get, list_proposals
 from plugin_sdk.proposals.detect import file_draft, run_detectors
+from plugin_sdk.proposals.filing import STATUSES, Proposal, ProposalDraft, get, list_proposals
 from plugin_sdk.proposals.render import render, render_diff
 from plugin_sdk.proposals.target import SETTINGS_FILE, SKILLS_DIR, Target
 

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from plugin_sdk.composites.core import Composite, CompositeError
+from plugin_sdk.composites.composite import Composite, CompositeError
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.store.normalize import normalized_hash
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 HEADER_IMPORTANCE = 80
 SUMMARY_CHARS = 160

@@ -15,7 +15,7 @@ import attrs
 from plugin_sdk.errors import NotFound
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 @attrs.frozen

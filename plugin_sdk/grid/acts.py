@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from plugin_sdk.store.models import ACTS
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 def distribution(

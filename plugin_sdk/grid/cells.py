@@ -29,12 +29,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.grid.core import Grid, has_grid
+from plugin_sdk.grid.policy import Grid, has_grid
 from plugin_sdk.plugin.records import CellDecision
 from plugin_sdk.store.models import ACTS, DEFAULT_ACT, MEMORY_TYPES, REFERENTS
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
     from plugin_sdk.store.models import Memory
 
 CATEGORY_VOTES = 1

@@ -31,10 +31,10 @@ import math
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 PHASES = ("entities", "relations", "memories")
 INFINITY = "9e999"  # SQLite reads this literal as +inf

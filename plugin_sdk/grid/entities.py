@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError, NotFound
-from plugin_sdk.grid.core import check_name, check_pattern, grid, matches, pattern_sql
+from plugin_sdk.grid.policy import check_name, check_pattern, grid, matches, pattern_sql
 from plugin_sdk.grid.strength import days_between, strength
 from plugin_sdk.store.models import split_cell
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 ROLES = ("actor", "subject")
 STATUSES = ("active", "provisional", "archived")

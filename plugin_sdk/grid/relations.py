@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.grid.strength import days_between, weight_temporal
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 @attrs.frozen

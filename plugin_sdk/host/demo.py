@@ -15,16 +15,16 @@ from typing import Any
 import attrs
 import plugin_sdk_packs
 
-from plugin_sdk.composites.core import CompositeError
+from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid import acts
 from plugin_sdk.grid.cells import classify_cells
-from plugin_sdk.grid.core import has_grid
+from plugin_sdk.grid.policy import has_grid
 from plugin_sdk.packs.sources import resolve_pack
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.inject import DEFAULT_BUDGET, inject
-from plugin_sdk.store.core import Store
+from plugin_sdk.store.connection import Store
 
 LONG_MEMORY_CHARS = 600
 MAP_TASK = "map"

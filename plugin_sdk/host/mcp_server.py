@@ -23,7 +23,7 @@ from plugin_sdk.stages.inject import DEFAULT_BUDGET
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 SERVER_NAME = "memsdk"
 INJECT_URI = "memsdk://inject"

@@ -30,7 +30,7 @@ from plugin_sdk.stages.inject import expand, indent_lines, inject
 from plugin_sdk.store.models import Memory
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 SOURCE = "mcp"  # the source of the memories the tools write
 MAX_INTEGER = 2**63 - 1  # SQLite's largest integer: a larger id or budget is refused up front

@@ -23,7 +23,7 @@ from plugin_sdk.packs.sources import resolve_pack
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
 from plugin_sdk.plugin.records import Prompt
-from plugin_sdk.store.core import Clock, Store, utc_now
+from plugin_sdk.store.connection import Clock, Store, utc_now
 from plugin_sdk.store.paths import default_db_path
 from plugin_sdk.store.tokens import TokenCounter
 

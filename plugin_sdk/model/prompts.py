@@ -22,7 +22,7 @@ from plugin_sdk.errors import NotFound
 from plugin_sdk.store.models import Category
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 TOOL_NAME = "memory"
 TOOL_ACTIONS = ("write", "search", "get", "update", "archive")

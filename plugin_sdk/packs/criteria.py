@@ -16,7 +16,7 @@ from plugin_sdk.errors import MemsdkError
 from plugin_sdk.store.models import CRITERIA_FIELDS, LIST_FIELDS, Category, CriteriaEvent
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 class InvalidCriteria(MemsdkError, ValueError):

@@ -30,7 +30,7 @@ from plugin_sdk.packs.sections import kept_keys
 from plugin_sdk.store.models import CRITERIA_FIELDS
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 CATEGORY_ATTRIBUTES = ("kind", "priority", "promotable", "label")
 

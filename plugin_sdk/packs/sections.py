@@ -39,7 +39,7 @@ class Section:
 
 
 SECTIONS: dict[str, Section] = {
-    "grid": Section("plugin_sdk.grid.core:validate_grid", "plugin_sdk.grid.core:conflicts"),
+    "grid": Section("plugin_sdk.grid.policy:validate_grid", "plugin_sdk.grid.policy:conflicts"),
     "retain": Section("plugin_sdk.retain.routing:validate_retain"),
 }
 

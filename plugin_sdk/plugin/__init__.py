@@ -52,10 +52,10 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         Ranked,
         RetainHandler,
     )
-    from plugin_sdk.proposals.core import (
+    from plugin_sdk.proposals.filing import (
         ProposalDraft,
     )
-    from plugin_sdk.store.core import (
+    from plugin_sdk.store.connection import (
         Store,
     )
     from plugin_sdk.store.models import (
@@ -84,10 +84,10 @@ _EXPORTS = {
     "ParsedReply": "plugin_sdk.plugin.records",
     "PluginManager": "plugin_sdk.plugin.manager",
     "Prompt": "plugin_sdk.plugin.records",
-    "ProposalDraft": "plugin_sdk.proposals.core",
+    "ProposalDraft": "plugin_sdk.proposals.filing",
     "Ranked": "plugin_sdk.plugin.records",
     "RetainHandler": "plugin_sdk.plugin.records",
-    "Store": "plugin_sdk.store.core",
+    "Store": "plugin_sdk.store.connection",
     "TokenCounter": "plugin_sdk.store.tokens",
     "hookimpl": "plugin_sdk.plugin.hookspecs",
     "hookspec": "plugin_sdk.plugin.hookspecs",

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
         Prompt,
         RetainHandler,
     )
-    from plugin_sdk.proposals.core import ProposalDraft
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.proposals.filing import ProposalDraft
+    from plugin_sdk.store.connection import Store
     from plugin_sdk.store.models import Memory
     from plugin_sdk.store.tokens import TokenCounter
 
@@ -199,7 +199,7 @@ def classify_cell(
     (one linked to an actor), the decision also names its illocutionary act.
     A cell classifier never changes a category.
 
-    :param store: the store (its grid: ``plugin_sdk.grid.core.grid(store)``).
+    :param store: the store (its grid: ``plugin_sdk.grid.policy.grid(store)``).
     :param text: the memory's text, or an entity's name with ``:`` as spaces.
     :param category: the memory's category; ``None`` for an entity.
     :param interaction: whether to decide an illocutionary act too.

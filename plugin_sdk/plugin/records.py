@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, overload
 import attrs
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 @attrs.frozen

@@ -22,13 +22,13 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.proposals.core import Proposal
 from plugin_sdk.proposals.diffs import InvalidProposal
+from plugin_sdk.proposals.filing import Proposal
 from plugin_sdk.proposals.gitapply import GitError, Repo
 from plugin_sdk.proposals.target import ApplyFailed, Target
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 DESCRIPTIONS_DIR = "memsdk/pull-requests"  # in the repository's git directory
 

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.proposals.core import ProposalDraft, diff_hash, propose
 from plugin_sdk.proposals.diffs import InvalidProposal, check_diff_type
 from plugin_sdk.proposals.drafts import resolve
+from plugin_sdk.proposals.filing import ProposalDraft, diff_hash, propose
 from plugin_sdk.proposals.target import Target
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 @attrs.define

@@ -20,7 +20,7 @@ from plugin_sdk.errors import MemsdkError, UnknownCategory
 from plugin_sdk.proposals.gitapply import GitError, check_path
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 DIFF_TYPES = ("claude_md", "memory_entry", "skill", "allowlist")
 FILE_KEYS = frozenset({"path", "base", "before", "after"})

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.proposals import actuate
-from plugin_sdk.proposals.core import (
+from plugin_sdk.proposals.diffs import InvalidProposal, check_diff, check_proposal
+from plugin_sdk.proposals.filing import (
     Proposal,
     canonical,
     diff_hash,
@@ -40,13 +41,12 @@ from plugin_sdk.proposals.core import (
     get,
     record_event,
 )
-from plugin_sdk.proposals.diffs import InvalidProposal, check_diff, check_proposal
 from plugin_sdk.proposals.gitapply import GitError, Repo
 from plugin_sdk.proposals.target import ApplyFailed, Target
 from plugin_sdk.proposals.undo import RowChange, UndoRefused, record, revert
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 APPROVABLE = ("pending", "approved", "failed")
 REJECTABLE = ("pending", "approved", "failed")

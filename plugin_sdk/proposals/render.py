@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import NotFound
 from plugin_sdk.proposals.actuate import DESCRIPTIONS_DIR, unified
-from plugin_sdk.proposals.core import Proposal, events
+from plugin_sdk.proposals.filing import Proposal, events
 from plugin_sdk.proposals.queue import APPROVABLE, application
 from plugin_sdk.store.normalize import normalized_hash
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 EVIDENCE_SHOWN = 10
 

@@ -28,7 +28,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 NOT_RECORDED = frozenset({"proposals", "proposal_events", "proposal_applications", "dreamer_state"})
 VOLATILE = frozenset({"retrieval_count", "last_retrieved_at"})

@@ -33,7 +33,7 @@ from plugin_sdk.retain.observations import StoredObservation, get, listing
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 class WrongStatus(MemsdkError, ValueError):

@@ -40,12 +40,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 WEIGHTS = {"actors": 0.20, "namespaces": 0.35, "topic": 0.25, "structure": 0.20}
 STATUS_SCORE = {"active": 1.0, "provisional": 0.5, "archived": 0.0}

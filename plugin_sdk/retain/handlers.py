@@ -33,7 +33,7 @@ import attrs
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid.cells import rule_cell
-from plugin_sdk.grid.core import Grid, grid, matches
+from plugin_sdk.grid.policy import Grid, grid, matches
 from plugin_sdk.plugin.records import ObservedRelation, RetainHandler
 from plugin_sdk.store.models import split_cell
 from plugin_sdk.store.normalize import normalized_hash
@@ -41,7 +41,7 @@ from plugin_sdk.store.normalize import normalized_hash
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 def default_handle(context: RetainContext) -> None:

@@ -45,8 +45,8 @@ import attrs
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid.consolidation import ENTITY_STRENGTH, ensure_math
-from plugin_sdk.grid.core import Grid, grid
 from plugin_sdk.grid.entities import Entity as EntityRecord
+from plugin_sdk.grid.policy import Grid, grid
 from plugin_sdk.retain import routing
 from plugin_sdk.retain.fit import measure
 from plugin_sdk.retain.handlers import RetainContext, dispatch, registered_handlers
@@ -57,7 +57,7 @@ from plugin_sdk.store.normalize import normalize, normalized_hash
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 BATCH_SIZE = 200
 DEDUP_WINDOW = 200  # latest memories of the actors the content pass compares with

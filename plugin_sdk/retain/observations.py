@@ -36,11 +36,11 @@ import attrs
 import jsonschema
 
 from plugin_sdk.errors import MemsdkError, NotFound
-from plugin_sdk.grid.core import grid
+from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import Observation, ObservedFact, ObservedRelation
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 STATUSES = ("queued", "retained", "dark", "rejected", "invalid", "failed")
 DEFAULT_SENTIMENT = "neutral"

@@ -28,7 +28,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError, PackError
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 KEYS = (
     "dark_matter_below",

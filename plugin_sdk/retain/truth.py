@@ -33,7 +33,7 @@ from plugin_sdk.plugin.records import Prompt
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 RECENT_OBSERVATIONS = 10
 EXCERPT = 160

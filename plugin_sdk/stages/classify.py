@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING
 import attrs
 
 from plugin_sdk.grid.cells import decide, place
-from plugin_sdk.grid.core import has_grid
+from plugin_sdk.grid.policy import has_grid
 from plugin_sdk.plugin.records import Classification
 from plugin_sdk.store.models import Memory
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 _SPECIFIC = re.compile(r"\S*(?:\d|[_/=:]|\w\.\w)\S*")
 BATCH = 200

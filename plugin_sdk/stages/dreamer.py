@@ -34,10 +34,10 @@ import attrs
 
 from plugin_sdk.errors import MemsdkError, NotFound
 from plugin_sdk.plugin.records import DreamerTask
-from plugin_sdk.proposals.core import propose
+from plugin_sdk.proposals.filing import propose
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 LEASE_SECONDS = 300
 Progress = Callable[[DreamerTask, int, int | None], None]

@@ -34,7 +34,7 @@ from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 VIEW_BUDGET_TOKENS = 800
 VIEW_LIMIT = 12

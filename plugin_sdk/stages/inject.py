@@ -49,7 +49,7 @@ from plugin_sdk.store.normalize import normalized_hash
 
 if TYPE_CHECKING:
     from plugin_sdk.plugin.records import Candidate
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 DEFAULT_BUDGET = 4000
 LINE_OVERHEAD = 8

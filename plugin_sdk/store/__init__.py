@@ -1,5 +1,5 @@
 """The store: the SQLite file, its migrations, the memory table and its records.
 
 The bottom layer. It imports no other area; areas attach their facades to a
-:class:`~plugin_sdk.store.core.Store` from above (see ``core.FACADES``).
+:class:`~plugin_sdk.store.connection.Store` from above (see ``connection.FACADES``).
 """

@@ -32,7 +32,7 @@ from plugin_sdk.store.models import (
 from plugin_sdk.store.normalize import normalized_hash
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 _UPSERT = """
 INSERT INTO memories (

@@ -32,7 +32,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError, NotFound
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 TYPES = ("sequence", "theme", "cause", "alternatives")
 

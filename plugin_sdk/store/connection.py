@@ -28,7 +28,7 @@ from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tokens import TokenCounter, default_counter
 
 if TYPE_CHECKING:
-    from plugin_sdk.composites.core import Composites
+    from plugin_sdk.composites.composite import Composites
     from plugin_sdk.grid.entities import Entities
     from plugin_sdk.grid.relations import Relations
     from plugin_sdk.packs.criteria import Criteria
@@ -43,7 +43,7 @@ BUSY_TIMEOUT_MS = 5000
 FACADES: dict[str, str] = {
     "criteria": "plugin_sdk.packs.criteria:Criteria",
     "packs": "plugin_sdk.packs.install:Packs",
-    "composites": "plugin_sdk.composites.core:Composites",
+    "composites": "plugin_sdk.composites.composite:Composites",
     "entities": "plugin_sdk.grid.entities:Entities",
     "relations": "plugin_sdk.grid.relations:Relations",
 }

@@ -22,7 +22,7 @@ from plugin_sdk.errors import NotFound
 from plugin_sdk.proposals.diffs import InvalidProposal, check_proposal
 
 if TYPE_CHECKING:
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 STATUSES = ("pending", "approved", "rejected", "applied", "failed", "undone")
 

@@ -33,7 +33,7 @@ from plugin_sdk.errors import GridError, MemsdkError, PackError
 
 if TYPE_CHECKING:
     from plugin_sdk.packs.documents import Pack
-    from plugin_sdk.store.core import Store
+    from plugin_sdk.store.connection import Store
 
 
 _SEGMENT = r"[a-z0-9][a-z0-9._-]*"
