@@ -1,4 +1,4 @@
-"""The error tree: every exception lives in plugin_sdk.errors, under MemsdkError and an area base."""
+"""The error tree: every exception is in plugin_sdk.errors, under MemsdkError and an area base."""
 
 from __future__ import annotations
 
