@@ -51,8 +51,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_store import Generator
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.errors import CompositeError
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.inject import inject
 

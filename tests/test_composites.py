@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import MemsdkError, NotFound, Store, resolve_pack
-from plugin_sdk.composites.composite import TYPES, CompositeError
+from plugin_sdk.composites.composite import TYPES
 from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.composites.headermap import header_map, render
 from plugin_sdk.composites.refsets import freeze, read
+from plugin_sdk.errors import CompositeError, MergeRefused
 from plugin_sdk.proposals import filing as proposals_mod
 from plugin_sdk.stages.dreamer import Dreamer
-from plugin_sdk.store.memories import MergeRefused
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "comp-test"

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from plugin_sdk import Store, resolve_pack
-from plugin_sdk.composites.composite import TYPES, CompositeError
+from plugin_sdk.composites.composite import TYPES
 from plugin_sdk.composites.fragment import fragment, reconstruct
+from plugin_sdk.errors import CompositeError
 from plugin_sdk.testing import fresh_plugin_manager
 
 CAT = "RESEARCH"

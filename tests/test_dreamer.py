@@ -21,10 +21,11 @@ from click.testing import CliRunner
 
 from plugin_sdk import MemsdkError, Store, hookimpl, validate_pack
 from plugin_sdk.cli import cli
+from plugin_sdk.errors import LeaseLost, TaskBusy
 from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import pending, propose
-from plugin_sdk.stages.dreamer import Dreamer, LeaseLost, TaskBusy, default_owner
+from plugin_sdk.stages.dreamer import Dreamer, default_owner
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "dream"

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import Dreamer, MemsdkError, NotFound, Store, resolve_pack, validate_pack
-from plugin_sdk.grid.entities import DuplicateEntity
-from plugin_sdk.grid.policy import InvalidEntityName, check_name, matches
+from plugin_sdk.errors import DuplicateEntity, InvalidEntityName
+from plugin_sdk.grid.policy import check_name, matches
 from plugin_sdk.grid.strength import strength
 from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, pack_document

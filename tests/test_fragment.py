@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from plugin_sdk_plugins.splitter import split_text
 
 from plugin_sdk import Store, hookimpl, resolve_pack
-from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import HEADER_IMPORTANCE, SUMMARY_CHARS, fragment, reconstruct
+from plugin_sdk.errors import CompositeError
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "frag-test"

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from plugin_sdk import Dreamer, MemsdkError, PackError, Store, resolve_pack, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.grid.policy import NoGrid, grid, has_grid, matches, merge
+from plugin_sdk.errors import NoGrid
+from plugin_sdk.grid.policy import grid, has_grid, matches, merge
 from plugin_sdk.stages.classify import classify
 from plugin_sdk.store.models import CELLS
 from plugin_sdk.testing import fresh_plugin_manager, pack_document

@@ -7,15 +7,9 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, hookimpl, validate_pack
+from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
 from plugin_sdk.plugin.records import Admission, Fact
-from plugin_sdk.stages.historian import (
-    VIEW_BUDGET_TOKENS,
-    VIEW_LIMIT,
-    HistorianReplyError,
-    InvalidTranscript,
-    NoModel,
-    run_historian,
-)
+from plugin_sdk.stages.historian import VIEW_BUDGET_TOKENS, VIEW_LIMIT, run_historian
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "hist"

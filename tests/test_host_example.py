@@ -28,8 +28,7 @@ from plugin_sdk import (
     open_store,
     run_historian,
 )
-from plugin_sdk.errors import StoreError
-from plugin_sdk.host.opening import ModelConflict
+from plugin_sdk.errors import ModelConflict, StoreError
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 ROOT = Path(__file__).resolve().parent.parent

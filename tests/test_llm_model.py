@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store
-from plugin_sdk.model.llm import LlmModel, LlmModelError, LlmNotInstalled, import_llm
+from plugin_sdk.errors import LlmModelError, LlmNotInstalled
+from plugin_sdk.model.llm import LlmModel, import_llm
 from plugin_sdk.model.prompts import dreamer_curate, historian_system
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.plugin.records import Prompt

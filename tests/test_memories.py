@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from plugin_sdk import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
-from plugin_sdk.store.memories import InvalidMemory
+from plugin_sdk.errors import InvalidMemory
 from plugin_sdk.store.normalize import normalized_hash
 
 OPS_CATEGORIES = [

@@ -26,9 +26,8 @@ from click.testing import CliRunner
 
 from plugin_sdk import PackError, Store, available_packs, hookimpl, resolve_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import fragment, reconstruct
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import CompositeError, MemsdkError, NoModel
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.plugin.manager import BrokenPlugin, make_plugin_manager
 from plugin_sdk.plugin.records import (
@@ -43,7 +42,7 @@ from plugin_sdk.plugin.records import (
 )
 from plugin_sdk.stages.classify import classify
 from plugin_sdk.stages.dreamer import Dreamer
-from plugin_sdk.stages.historian import NoModel, run_historian
+from plugin_sdk.stages.historian import run_historian
 from plugin_sdk.stages.inject import inject
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 

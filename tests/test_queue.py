@@ -11,17 +11,10 @@ import pytest
 from sqlite_utils import Database
 
 from plugin_sdk import NotFound, Store, hookimpl, validate_pack
+from plugin_sdk.errors import ApplyFailed, InvalidProposal, QueueError, UndoRefused, WrongStatus
 from plugin_sdk.proposals import queue as q
-from plugin_sdk.proposals.filing import (
-    InvalidProposal,
-    events,
-    get,
-    list_proposals,
-    pending,
-    propose,
-)
-from plugin_sdk.proposals.target import ApplyFailed
-from plugin_sdk.proposals.undo import UndoRefused, tables
+from plugin_sdk.proposals.filing import events, get, list_proposals, pending, propose
+from plugin_sdk.proposals.undo import tables
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -171,7 +164,7 @@ def test_the_dreamers_header_review_and_rule_proposals_apply_through_the_queue(s
         source="dreamer:retrospective",
     )
     before = dump(store)
-    with pytest.raises(q.QueueError, match="nothing to apply"):
+    with pytest.raises(QueueError, match="nothing to apply"):
         q.approve(store, review)
     assert get(store, review).status == "pending" and dump(store) == before
     q.edit(store, review, diff={"action": "write", "category": RULES, "content": "Wear gloves."})
@@ -283,7 +276,7 @@ def test_editing_a_pending_proposal_keeps_the_old_diff_in_the_history(store):
         )
         is None
     )
-    with pytest.raises(q.QueueError, match=f"proposal {other} already proposes exactly this"):
+    with pytest.raises(QueueError, match=f"proposal {other} already proposes exactly this"):
         q.edit(store, proposal_id, diff=get(store, other).diff)
     with pytest.raises(InvalidProposal, match="'content' is empty"):
         q.edit(store, proposal_id, diff={"action": "write", "category": RULES, "content": " "})
@@ -299,7 +292,7 @@ def test_a_wrong_id_or_a_wrong_status_is_a_clear_error_that_changes_nothing(stor
         with pytest.raises(NotFound, match="no proposal with id 999"):
             step(store, 999)
     with pytest.raises(
-        q.WrongStatus,
+        WrongStatus,
         match=f"proposal {proposal_id} is pending; only applied proposals can be undone",
     ):
         q.undo(store, proposal_id)
@@ -311,15 +304,15 @@ def test_a_wrong_id_or_a_wrong_status_is_a_clear_error_that_changes_nothing(stor
         (q.reject, "pending, approved or failed"),
         (q.undo, "applied"),
     ):
-        with pytest.raises(q.WrongStatus, match=f"is rejected; only {allowed} proposals"):
+        with pytest.raises(WrongStatus, match=f"is rejected; only {allowed} proposals"):
             step(store, proposal_id)
     assert (dump(store), get(store, proposal_id), events(store, proposal_id)) == before
     applied = file_write(store, "Label every graft with the rootstock.")
     q.approve(store, applied)
-    with pytest.raises(q.WrongStatus, match="is applied"):
+    with pytest.raises(WrongStatus, match="is applied"):
         q.approve(store, applied)
     q.undo(store, applied)
-    with pytest.raises(q.WrongStatus, match="is undone"):
+    with pytest.raises(WrongStatus, match="is undone"):
         q.undo(store, applied)
 
 
@@ -393,7 +386,7 @@ def test_a_malformed_proposal_already_stored_is_not_applied(store):
            VALUES ('orchard', 'memory_entry', 'r', '[]', '{"a": 1}', 'h', 't', 't', 't')"""
     )
     [odd] = pending(store)
-    with pytest.raises(q.QueueError, match=f"proposal {odd.id} cannot be applied: .*action None"):
+    with pytest.raises(QueueError, match=f"proposal {odd.id} cannot be applied: .*action None"):
         q.approve(store, odd.id)
     assert get(store, odd.id).status == "pending"
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, validate_pack
+from plugin_sdk.errors import ApplyFailed, GitError, InvalidProposal, QueueError, UndoRefused
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.detect import file_draft
 from plugin_sdk.proposals.drafts import add_note, resolve
-from plugin_sdk.proposals.filing import InvalidProposal, ProposalDraft, events, get, propose
-from plugin_sdk.proposals.gitapply import GitError, Repo
-from plugin_sdk.proposals.target import ApplyFailed, Target
-from plugin_sdk.proposals.undo import UndoRefused
+from plugin_sdk.proposals.filing import ProposalDraft, events, get, propose
+from plugin_sdk.proposals.gitapply import Repo
+from plugin_sdk.proposals.target import Target
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 INSTRUCTIONS = (
@@ -288,7 +288,7 @@ def test_editing_a_file_proposal_changes_its_after_only(store, repo):
     assert git(repo, "show", "memsdk/proposal-1:CLAUDE.md").endswith("- And in snow.\n")
     other = note(store, repo, "Another.")
     odiff = get(store, other).diff
-    with pytest.raises(q.QueueError, match="may change 'after' only, not path"):
+    with pytest.raises(QueueError, match="may change 'after' only, not path"):
         q.edit(store, other, diff={**odiff, "path": "README"})
     with pytest.raises(InvalidProposal, match="nothing changes"):
         q.edit(store, other, diff={**odiff, "after": odiff["before"]})

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store, validate_pack
+from plugin_sdk.errors import QueueError, WrongStatus
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.filing import events, get, propose
 from plugin_sdk.proposals.target import Target
@@ -75,7 +76,7 @@ def test_two_approvals_of_one_memory_entry_apply_once_and_undo_restores_exactly(
         run_during_first_read(
             monkeypatch, first, lambda: q.approve(second, proposal_id, actor="bob")
         )
-        with pytest.raises(q.WrongStatus, match=f"proposal {proposal_id} is applied; only"):
+        with pytest.raises(WrongStatus, match=f"proposal {proposal_id} is applied; only"):
             q.approve(first, proposal_id, actor="ann")
         monkeypatch.undo()
 
@@ -104,7 +105,7 @@ def test_two_edits_to_the_same_text_at_once_give_a_clear_error(db, monkeypatch):
             return real_atomic()
 
         monkeypatch.setattr(first, "atomic", atomic_after_the_other_edit)
-        with pytest.raises(q.QueueError, match=f"proposal {two} already proposes exactly this"):
+        with pytest.raises(QueueError, match=f"proposal {two} already proposes exactly this"):
             q.edit(first, one, diff=same)
         monkeypatch.undo()
         assert get(first, one).diff["content"] == "Stake new trees."
@@ -118,17 +119,17 @@ def test_an_approval_under_way_is_not_taken_over_until_its_lease_ran_out(db):
         with first.atomic():
             _, claim = q._claim_approval(first, proposal_id, "ann")  # ann's apply is under way
     with open_store(db, clock=lambda: now + timedelta(minutes=1)) as second:
-        with pytest.raises(q.WrongStatus, match="another approval has been applying it since"):
+        with pytest.raises(WrongStatus, match="another approval has been applying it since"):
             q.approve(second, proposal_id, actor="bob")
         assert get(second, proposal_id).status == "approved"
     later = now + q.APPLY_LEASE + timedelta(seconds=1)
     with open_store(db, clock=lambda: later) as second:
         assert q.approve(second, proposal_id, actor="bob").status == "applied"
         # ann's approval comes back late: it no longer holds the proposal
-        with second.atomic(), pytest.raises(q.QueueError, match="is applied: another step took"):
+        with second.atomic(), pytest.raises(QueueError, match="is applied: another step took"):
             q._applied(second, proposal_id, claim, "ann", "store", {}, [])
         # nor is a second application of the same proposal ever recorded
-        with second.atomic(), pytest.raises(q.QueueError, match="is applied already"):
+        with second.atomic(), pytest.raises(QueueError, match="is applied already"):
             q._applied(second, proposal_id, None, "ann", "store", {}, [])
         assert len(second.memories.list(category=RULES)) == 1
         assert [e.event for e in events(second, proposal_id)][-1] == "applied"
@@ -172,7 +173,7 @@ def test_two_approvals_of_one_file_change_at_once_commit_once_and_undo_removes_i
             try:
                 target = Target(repo=repo, branch=branch)
                 outcomes[branch] = q.approve(store, proposal_id, target=target, actor=branch)
-            except q.QueueError as error:
+            except QueueError as error:
                 outcomes[branch] = error
 
     threads = [threading.Thread(target=approve, args=(name,)) for name in ("ann", "bob")]
@@ -182,7 +183,7 @@ def test_two_approvals_of_one_file_change_at_once_commit_once_and_undo_removes_i
         thread.join()
 
     errors = [o for o in outcomes.values() if isinstance(o, Exception)]
-    assert len(errors) == 1 and isinstance(errors[0], q.WrongStatus)
+    assert len(errors) == 1 and isinstance(errors[0], WrongStatus)
     assert f"proposal {proposal_id} is " in str(errors[0])
     [winner] = [name for name, o in outcomes.items() if not isinstance(o, Exception)]
     branches = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").split()

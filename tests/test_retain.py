@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 
 from plugin_sdk import MemsdkError, PackError, Store, validate_pack
+from plugin_sdk.errors import NoRetainPolicy, WrongStatus
 from plugin_sdk.plugin.records import RetainHandler
 from plugin_sdk.retain.dark_matter import accept, conflicts, pending, reject
 from plugin_sdk.retain.handlers import DEFAULT, default_handle, dispatch
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import get, observe
-from plugin_sdk.retain.routing import NoRetainPolicy, policy
+from plugin_sdk.retain.routing import policy
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
@@ -231,7 +232,7 @@ def test_a_low_fit_observation_waits_in_review_with_its_half_life_halved(field):
     assert [r.type for r in field.relations.of(WADER)] == ["seen_at"]
     assert field.db.execute("SELECT status FROM facts").fetchall() == [("active",)]
     assert pending(field) == []
-    with pytest.raises(MemsdkError, match="not waiting for review"):
+    with pytest.raises(WrongStatus, match="'dark-1' is retained, not waiting for review"):
         accept(field, "dark-1")
 
 

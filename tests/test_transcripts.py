@@ -8,12 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from plugin_sdk.transcripts import (
-    FORMATS,
-    TranscriptError,
-    detect_format,
-    load_transcript,
-)
+from plugin_sdk.errors import TranscriptError
+from plugin_sdk.transcripts import FORMATS, detect_format, load_transcript
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 OPENAI = DATA / "openai-chat.json"

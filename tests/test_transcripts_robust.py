@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plugin_sdk.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
+from plugin_sdk.errors import TranscriptError
+from plugin_sdk.transcripts import FORMATS, Transcript, load_transcript
 from plugin_sdk.transcripts.model import ROLES
 
 # The smallest llm logs.db a message-store thread needs.

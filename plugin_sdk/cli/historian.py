@@ -7,9 +7,9 @@ from typing import Any
 import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import HistorianReplyError, MemsdkError
 from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
-from plugin_sdk.stages.historian import HistorianReplyError, bounded_view, run_historian
+from plugin_sdk.stages.historian import bounded_view, run_historian
 from plugin_sdk.store.connection import Store
 from plugin_sdk.transcripts import (
     DEFAULT_BUDGET,

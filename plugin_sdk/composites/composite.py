@@ -29,16 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import CompositeError, NotFound
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 TYPES = ("sequence", "theme", "cause", "alternatives")
-
-
-class CompositeError(MemsdkError, ValueError):
-    """A composite operation that the rules forbid."""
 
 
 @attrs.frozen

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from plugin_sdk.composites.composite import Composite, CompositeError
+from plugin_sdk.composites.composite import Composite
+from plugin_sdk.errors import CompositeError
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.store.normalize import normalized_hash
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import DuplicateEntity, MemsdkError, NotFound
 from plugin_sdk.grid.policy import check_name, check_pattern, grid, matches, pattern_sql
 from plugin_sdk.grid.strength import days_between, strength
 from plugin_sdk.store.models import split_cell
@@ -36,10 +36,6 @@ if TYPE_CHECKING:
 
 ROLES = ("actor", "subject")
 STATUSES = ("active", "provisional", "archived")
-
-
-class DuplicateEntity(MemsdkError, ValueError):
-    """An entity with that name already exists in the project."""
 
 
 @attrs.frozen

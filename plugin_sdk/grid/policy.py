@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import GridError, MemsdkError, PackError
+from plugin_sdk.errors import GridError, InvalidEntityName, NoGrid, PackError
 
 if TYPE_CHECKING:
     from plugin_sdk.packs.documents import Pack
@@ -38,14 +38,6 @@ if TYPE_CHECKING:
 
 _SEGMENT = r"[a-z0-9][a-z0-9._-]*"
 ENTITY_NAME = re.compile(rf"^{_SEGMENT}(:{_SEGMENT})+$")
-
-
-class NoGrid(MemsdkError):
-    """No installed pack carries a ``[grid]`` section."""
-
-
-class InvalidEntityName(GridError):
-    """An entity name that is not ``namespace:slug``."""
 
 
 @attrs.frozen

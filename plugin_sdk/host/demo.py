@@ -15,9 +15,8 @@ from typing import Any
 import attrs
 import plugin_sdk_packs
 
-from plugin_sdk.composites.composite import CompositeError
 from plugin_sdk.composites.fragment import fragment, reconstruct
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import CompositeError, MemsdkError
 from plugin_sdk.grid import acts
 from plugin_sdk.grid.cells import classify_cells
 from plugin_sdk.grid.policy import has_grid

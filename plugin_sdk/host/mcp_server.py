@@ -16,7 +16,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import MissingExtra
 from plugin_sdk.host.mcp_tools import call_tool, memory_block, tool_specs
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
@@ -37,10 +37,6 @@ INSTRUCTIONS = (
     "Follow the directives it lists."
 )
 DESTRUCTIVE = ("memory_archive", "memory_merge", "memory_update")
-
-
-class MissingExtra(MemsdkError):
-    """The optional ``mcp`` package is not installed."""
 
 
 def require_mcp() -> None:

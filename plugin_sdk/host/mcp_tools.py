@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import jsonschema
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import MemsdkError, NotFound, ToolError
 from plugin_sdk.stages.inject import expand, indent_lines, inject
 from plugin_sdk.store.models import Memory
 
@@ -48,10 +48,6 @@ MEMORY_FIELDS = (
     "created_at",
     "updated_at",
 )
-
-
-class ToolError(MemsdkError, ValueError):
-    """A tool call the server cannot carry out (unknown tool, bad arguments)."""
 
 
 @attrs.frozen

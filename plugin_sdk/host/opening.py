@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import ModelConflict
 from plugin_sdk.packs.install import UpgradeReport
 from plugin_sdk.packs.sources import resolve_pack
 from plugin_sdk.plugin.hookspecs import hookimpl
@@ -31,16 +31,12 @@ ModelFunction = Callable[[Prompt], str | None]
 MODEL_PLUGIN_NAME = "host-model"
 
 
-class ModelConflict(MemsdkError, ValueError):
-    """The plugin manager already carries another host model."""
-
-
 class HostModel:
     """The host's model as a plugin: ``complete(prompt)`` answers ``model_complete``.
 
     ``complete`` returns the reply text, or ``None`` to let another plugin
     answer (a stage with no answer at all uses its model-free fallback, or
-    raises :class:`~plugin_sdk.stages.historian.NoModel`). Exceptions propagate to the
+    raises :class:`~plugin_sdk.errors.NoModel`). Exceptions propagate to the
     stage that asked, and from there to the host.
     """
 

@@ -27,19 +27,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import LlmModelError, LlmNotInstalled, MemsdkError
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.records import Prompt
 
 INSTALL_HINT = "pip install 'memsdk[llm]'"
-
-
-class LlmNotInstalled(MemsdkError):
-    """The ``llm`` library is not installed."""
-
-
-class LlmModelError(MemsdkError):
-    """``llm`` does not know the model, or the model failed to answer."""
 
 
 def import_llm() -> Any:

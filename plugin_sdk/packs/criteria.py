@@ -12,15 +12,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import InvalidCriteria
 from plugin_sdk.store.models import CRITERIA_FIELDS, LIST_FIELDS, Category, CriteriaEvent
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
-
-
-class InvalidCriteria(MemsdkError, ValueError):
-    """A criteria field name or value that is not allowed."""
 
 
 def check_value(field: str, value: Any) -> Any:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,14 +88,12 @@ def parse_pack_text(text: str, *, source: str, suffix: str) -> Pack:
             raise PackError(source, f"TOML syntax error: {error}") from error
     elif suffix == ".json":
         try:
-            document = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+            document = json.loads(text, object_pairs_hook=partial(_no_duplicate_keys, source))
         except json.JSONDecodeError as error:
             raise PackError(
                 source,
                 f"JSON syntax error: {error.msg} (line {error.lineno}, column {error.colno})",
             ) from error
-        except _DuplicateKey as error:
-            raise PackError(source, f"duplicate key {error.args[0]!r}") from error
     else:
         raise PackError(source, f"unknown pack file type {suffix!r}; use .toml or .json")
     return validate_pack(document, source=source)
@@ -161,14 +159,10 @@ def _dotted(path: Any) -> str:
     return ".".join(parts).replace(".[", "[") or "(top level)"
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _no_duplicate_keys(source: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise _DuplicateKey(key)
+            raise PackError(source, f"duplicate key {key!r}")
         result[key] = value
     return result

@@ -22,10 +22,10 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.proposals.diffs import InvalidProposal
+from plugin_sdk.errors import ApplyFailed, GitError, InvalidProposal
 from plugin_sdk.proposals.filing import Proposal
-from plugin_sdk.proposals.gitapply import GitError, Repo
-from plugin_sdk.proposals.target import ApplyFailed, Target
+from plugin_sdk.proposals.gitapply import Repo
+from plugin_sdk.proposals.target import Target
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
-from plugin_sdk.proposals.diffs import InvalidProposal, check_diff_type
+from plugin_sdk.errors import InvalidProposal, MemsdkError
+from plugin_sdk.proposals.diffs import check_diff_type
 from plugin_sdk.proposals.drafts import resolve
 from plugin_sdk.proposals.filing import ProposalDraft, diff_hash, propose
 from plugin_sdk.proposals.target import Target

@@ -16,8 +16,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.errors import MemsdkError, UnknownCategory
-from plugin_sdk.proposals.gitapply import GitError, check_path
+from plugin_sdk.errors import (
+    GitError,
+    InvalidProposal,
+    UnknownProposalCategory,
+)
+from plugin_sdk.proposals.gitapply import check_path
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -34,14 +38,6 @@ MEMORY_FIELDS: dict[str, tuple[dict[str, type], dict[str, type]]] = {
     "review": ({"reply": str}, {}),
 }
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
-
-
-class InvalidProposal(MemsdkError, ValueError):
-    """A proposal or a draft whose type or diff is malformed."""
-
-
-class UnknownProposalCategory(InvalidProposal, UnknownCategory):
-    """A memory entry for a category the store does not have (or has retired)."""
 
 
 def check_diff_type(diff_type: str) -> None:

@@ -15,14 +15,10 @@ import json
 import re
 from typing import Any
 
-from plugin_sdk.proposals.diffs import (
-    InvalidProposal,
-    check_file_diff,
-    check_memory_diff,
-    settings_json,
-)
+from plugin_sdk.errors import ApplyFailed, InvalidProposal
+from plugin_sdk.proposals.diffs import check_file_diff, check_memory_diff, settings_json
 from plugin_sdk.proposals.gitapply import Repo, check_path
-from plugin_sdk.proposals.target import ApplyFailed, Target
+from plugin_sdk.proposals.target import Target
 
 INSTRUCTIONS_FILES = ("CLAUDE.md", "AGENTS.md")
 NOTES_SECTION = "Notes from memory"

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from plugin_sdk.errors import NotFound
-from plugin_sdk.proposals.diffs import InvalidProposal, check_proposal
+from plugin_sdk.errors import InvalidProposal, NotFound
+from plugin_sdk.proposals.diffs import check_proposal
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import GitError
 
 # Variables that would point git at another repository, index or tree.
 _REDIRECTS = (
@@ -39,10 +39,6 @@ FALLBACK_IDENT = ("memsdk", "memsdk@localhost")
 REGULAR = ("100644", "100755")  # the only modes memsdk reads and writes
 LINK = "120000"
 MAX_LINKS = 8
-
-
-class GitError(MemsdkError):
-    """git is missing, the path is not a repository, or a git command failed."""
 
 
 @attrs.frozen

@@ -19,7 +19,7 @@ older than :data:`APPLY_LEASE` (the first was interrupted).
 Every step is recorded in ``proposal_events`` (who, when, what). An apply that
 fails marks the proposal ``failed`` with the reason, keeps nothing of the change
 (the store write is rolled back; no branch or ref is left), and raises
-:class:`~plugin_sdk.proposals.target.ApplyFailed`. A wrong id raises
+:class:`~plugin_sdk.errors.ApplyFailed`. A wrong id raises
 :class:`~plugin_sdk.errors.NotFound`.
 """
 
@@ -30,9 +30,17 @@ import sqlite3
 from datetime import timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import (
+    ApplyFailed,
+    GitError,
+    InvalidProposal,
+    MemsdkError,
+    QueueError,
+    UndoRefused,
+    WrongStatus,
+)
 from plugin_sdk.proposals import actuate
-from plugin_sdk.proposals.diffs import InvalidProposal, check_diff, check_proposal
+from plugin_sdk.proposals.diffs import check_diff, check_proposal
 from plugin_sdk.proposals.filing import (
     Proposal,
     canonical,
@@ -41,9 +49,9 @@ from plugin_sdk.proposals.filing import (
     get,
     record_event,
 )
-from plugin_sdk.proposals.gitapply import GitError, Repo
-from plugin_sdk.proposals.target import ApplyFailed, Target
-from plugin_sdk.proposals.undo import RowChange, UndoRefused, record, revert
+from plugin_sdk.proposals.gitapply import Repo
+from plugin_sdk.proposals.target import Target
+from plugin_sdk.proposals.undo import RowChange, record, revert
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -51,14 +59,6 @@ if TYPE_CHECKING:
 APPROVABLE = ("pending", "approved", "failed")
 REJECTABLE = ("pending", "approved", "failed")
 APPLY_LEASE = timedelta(minutes=10)  # an approval still 'approved' after this was interrupted
-
-
-class QueueError(MemsdkError, ValueError):
-    """A queue step that cannot be done as asked."""
-
-
-class WrongStatus(QueueError):
-    """The proposal's status does not allow this step."""
 
 
 def approve(
@@ -150,7 +150,7 @@ def edit(
 def undo(store: Store, proposal_id: int, *, actor: str = "user") -> Proposal:
     """Undo an applied proposal: the store rows back as they were, or the branch deleted.
 
-    Refused (:class:`~plugin_sdk.proposals.undo.UndoRefused`, nothing changed) when a row
+    Refused (:class:`~plugin_sdk.errors.UndoRefused`, nothing changed) when a row
     it wrote has changed since, or when the branch no longer points at the
     proposal's commit. The store is marked undone first and the branch deleted
     after; if git refuses then, the store is put back (the proposal stays applied).

@@ -13,19 +13,11 @@ from typing import Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import WrongRepository
 from plugin_sdk.proposals.gitapply import Repo
 
 SETTINGS_FILE = ".claude/settings.json"
 SKILLS_DIR = ".claude/skills"
-
-
-class ApplyFailed(MemsdkError):
-    """An approved change could not be applied; nothing of it was kept."""
-
-
-class WrongRepository(ApplyFailed):
-    """A file proposal asked to be applied to another repository than its own."""
 
 
 @attrs.frozen

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import UndoRefused
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 NOT_RECORDED = frozenset({"proposals", "proposal_events", "proposal_applications", "dreamer_state"})
 VOLATILE = frozenset({"retrieval_count", "last_retrieved_at"})
 _LOG = "memsdk_undo_log"
-
-
-class UndoRefused(MemsdkError):
-    """Rows changed since the change being undone, or the store refuses the old rows."""
 
 
 @attrs.frozen

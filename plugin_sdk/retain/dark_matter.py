@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import MemsdkError, NotFound, WrongStatus
 from plugin_sdk.retain.handlers import load_deferred
 from plugin_sdk.retain.job import RetainJob, open_conflicts_of, reinforce
 from plugin_sdk.retain.observations import StoredObservation, get, listing
@@ -34,10 +34,6 @@ from plugin_sdk.retain.observations import StoredObservation, get, listing
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.store.connection import Store
-
-
-class WrongStatus(MemsdkError, ValueError):
-    """The observation is not waiting for review."""
 
 
 @attrs.frozen

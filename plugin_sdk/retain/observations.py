@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import jsonschema
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import InvalidObservation, MemsdkError, NotFound
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import Observation, ObservedFact, ObservedRelation
 
@@ -44,15 +44,6 @@ if TYPE_CHECKING:
 
 STATUSES = ("queued", "retained", "dark", "rejected", "invalid", "failed")
 DEFAULT_SENTIMENT = "neutral"
-
-
-class InvalidObservation(MemsdkError, ValueError):
-    """An observation document the schema (or its timestamp) does not accept."""
-
-    def __init__(self, reason: str, path: str = "") -> None:
-        self.reason = reason
-        self.path = path
-        super().__init__(f"{path}: {reason}" if path else reason)
 
 
 @attrs.frozen

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError, PackError
+from plugin_sdk.errors import NoRetainPolicy, PackError
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -38,10 +38,6 @@ KEYS = (
     "truth_impact_threshold",
 )
 ROUTES = ("dark", "normal", "fast")
-
-
-class NoRetainPolicy(MemsdkError):
-    """The installed packs do not set every ``[retain]`` key (or set them inconsistently)."""
 
 
 @attrs.frozen

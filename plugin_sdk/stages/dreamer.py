@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.errors import LeaseLost, MemsdkError, NotFound, TaskBusy
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import propose
 
@@ -41,14 +41,6 @@ if TYPE_CHECKING:
 
 LEASE_SECONDS = 300
 Progress = Callable[[DreamerTask, int, int | None], None]
-
-
-class TaskBusy(MemsdkError):
-    """Another process holds the task's lease."""
-
-
-class LeaseLost(MemsdkError):
-    """The lease expired and another process took the task over mid-run."""
 
 
 def default_owner() -> str:

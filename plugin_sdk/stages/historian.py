@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
 
@@ -39,18 +39,6 @@ if TYPE_CHECKING:
 VIEW_BUDGET_TOKENS = 800
 VIEW_LIMIT = 12
 _WORD = re.compile(r"[^\W_][\w.-]{3,}", re.UNICODE)
-
-
-class NoModel(MemsdkError):
-    """A stage needs the host's model and no plugin answers ``model_complete``."""
-
-
-class HistorianReplyError(MemsdkError):
-    """The model's reply holds nothing the parser can read."""
-
-
-class InvalidTranscript(MemsdkError, ValueError):
-    """Messages that are not a list of ``{"role": str, "content": str}``."""
 
 
 @attrs.define

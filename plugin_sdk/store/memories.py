@@ -20,7 +20,14 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.errors import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
+from plugin_sdk.errors import (
+    DuplicateMemory,
+    InvalidMemory,
+    MemsdkError,
+    MergeRefused,
+    NotFound,
+    UnknownCategory,
+)
 from plugin_sdk.store.models import (
     ACTS,
     MEMORY_STATUSES,
@@ -44,10 +51,6 @@ ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
     last_seen_at = excluded.last_seen_at
 RETURNING id, seen_count, status
 """
-
-
-class InvalidMemory(MemsdkError, ValueError):
-    """A memory's fields are out of range (empty text, importance outside 1..100)."""
 
 
 class Memories:
@@ -503,10 +506,6 @@ class Memories:
             lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
         )
         return self.get(memory_id)
-
-
-class MergeRefused(MemsdkError, ValueError):
-    """A merge across projects or categories, or of memories that cannot merge."""
 
 
 def _check_content(content: str) -> str:

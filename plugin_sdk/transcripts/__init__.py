@@ -24,6 +24,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from plugin_sdk.errors import TranscriptError
 from plugin_sdk.transcripts import claude_code, llm_logs, openai_messages
 from plugin_sdk.transcripts.chunker import (
     DEFAULT_BUDGET,
@@ -33,7 +34,7 @@ from plugin_sdk.transcripts.chunker import (
     render,
     split_text,
 )
-from plugin_sdk.transcripts.model import ImportReport, Message, Transcript, TranscriptError
+from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.text import DEFAULT_TOOL_OUTPUT_CHARS
 
 Reader = Callable[..., Transcript]
@@ -58,7 +59,6 @@ __all__ = [
     "ImportReport",
     "Message",
     "Transcript",
-    "TranscriptError",
     "chunk_messages",
     "detect_format",
     "load_transcript",

@@ -30,7 +30,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plugin_sdk.transcripts.model import ImportReport, Message, Transcript, TranscriptError
+from plugin_sdk.errors import TranscriptError
+from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
     placeholder,

@@ -20,9 +20,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from plugin_sdk.errors import TranscriptError
 from plugin_sdk.transcripts.llm_responses import Responses
 from plugin_sdk.transcripts.llm_threads import Threads
-from plugin_sdk.transcripts.model import ImportReport, Transcript, TranscriptError
+from plugin_sdk.transcripts.model import ImportReport, Transcript
 from plugin_sdk.transcripts.text import DEFAULT_TOOL_OUTPUT_CHARS
 
 FORMAT = "llm-logs"

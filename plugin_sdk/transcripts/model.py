@@ -19,13 +19,7 @@ from typing import Any
 
 import attrs
 
-from plugin_sdk.errors import MemsdkError
-
 ROLES = ("user", "assistant", "tool")
-
-
-class TranscriptError(MemsdkError, ValueError):
-    """A transcript file that cannot be read at all (wrong format, not JSON, no such table)."""
 
 
 @attrs.frozen
