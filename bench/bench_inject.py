@@ -2,7 +2,7 @@
 
 Profiles (seeded, so two runs build the same stores):
 
-- ``seed``: the seed document's production figures: 482 active memories over
+- ``seed``: the starting profile, a production-sized store: 482 active memories over
   the six ``ops`` categories, 230 of them OPS-rules-like (the pack's first
   intent category), with long SOPs and config dossiers among them;
 - ``1k``, ``10k``, ``100k``: that many memories over the same categories.
@@ -21,7 +21,7 @@ fragmented into headers and details, then the dreamer's ``map`` task run
 - **budget use**: tokens used / budget;
 - **coverage**: the share of active memories reachable from the injected text
   directly or by one ``expand``, against the **monolith baseline**: the same
-  memories unfragmented and unmapped, ranked as the seed's source system does
+  memories unfragmented and unmapped, ranked as a plain memory list would be
   (pinned, then importance, then id) and packed whole into the same budget.
 
 Run from the repository root::

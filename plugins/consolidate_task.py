@@ -1,4 +1,4 @@
-"""Built-in dreamer task ``consolidate``: strength and relation weights, in bulk (``consolidate.py``)."""
+"""Built-in dreamer task ``consolidate``: strength and relation weights, in bulk (``plugin_sdk/grid/consolidation.py``)."""
 
 from __future__ import annotations
 

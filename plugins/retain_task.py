@@ -1,4 +1,4 @@
-"""Built-in dreamer task ``retain``: the Retain Job over queued observations (``retain.py``)."""
+"""Built-in dreamer task ``retain``: the Retain Job over the observation inbox (``plugin_sdk/retain/job.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from plugin_sdk.retain.job import RetainJob, RetainReport
 
 def run(context: Any) -> int:
     store = context.store
-    if not queued(store):
+    if not inbox_count(store):
         return 0
     job = RetainJob(store)
     with context.batch():
@@ -22,7 +22,7 @@ def run(context: Any) -> int:
     return handled
 
 
-def queued(store: Any) -> int:
+def inbox_count(store: Any) -> int:
     if not has_grid(store):
         return 0
     row = store.db.execute(
@@ -37,10 +37,10 @@ def register_dreamer_tasks(register: Any) -> None:
     register(
         DreamerTask(
             name="retain",
-            description="Turn queued observations into entities, facts, relations and memories.",
+            description="Turn the observations in the inbox into entities, facts, relations and memories.",
             run=run,
             schedule="hourly",
             batch_size=200,
-            total=queued,
+            total=inbox_count,
         )
     )

@@ -3,7 +3,8 @@
 A change to a detail (edit, archive, merge) marks its sequence stale. For each
 stale sequence, with the host's model: a new summary is written to the header
 (an intent header is never rewritten by the dreamer: a proposal is filed
-instead). Without a model: the header is flagged for review with a proposal.
+instead). Without a model: a proposal in the approval queue asks a person to look at
+the header (its diff carries ``"review": true``).
 Either way the sequence is no longer stale.
 """
 

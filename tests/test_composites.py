@@ -1,5 +1,5 @@
-"""Composites (the seed's Proposal 2): schema, API, cursor, merge fate, header map,
-stale headers and the sync-headers dreamer task, frozen reference sets."""
+"""Composites (typed star groups over memories): schema, API, cursor, merge fate,
+header map, stale headers and the sync-headers dreamer task, frozen reference sets."""
 
 from __future__ import annotations
 
@@ -98,16 +98,16 @@ def columns(store: Store, table: str) -> list[tuple[str, str, int, int]]:
     return [(r[1], r[2], r[3], r[5]) for r in store.db.execute(f"PRAGMA table_info({table})")]
 
 
-def test_composites_table_has_the_seed_columns_plus_the_documented_ones(cs):
-    """The seed: composites(id, type, head_memory_id, cursor, created_at, updated_at).
+def test_composites_table_has_the_core_columns_plus_the_feature_ones(cs):
+    """The core: composites(id, type, head_memory_id, cursor, created_at, updated_at).
 
     docs/composites.md documents three more columns the features need: cyclic
     (rotations), layout (exact reconstruction) and stale_since (stale headers).
     """
     cols = columns(cs, "composites")
     names = [c[0] for c in cols]
-    seed = ["id", "type", "head_memory_id", "cursor", "created_at", "updated_at"]
-    assert [n for n in names if n in seed] == seed
+    core = ["id", "type", "head_memory_id", "cursor", "created_at", "updated_at"]
+    assert [n for n in names if n in core] == core
     assert names == [
         "id",
         "type",
@@ -128,7 +128,7 @@ def test_composites_table_has_the_seed_columns_plus_the_documented_ones(cs):
     assert ("memories", "head_memory_id", "id") in fks
 
 
-def test_composite_members_table_is_exactly_the_seed(cs):
+def test_composite_members_table_is_exactly_composite_member_position(cs):
     cols = columns(cs, "composite_members")
     assert [c[0] for c in cols] == ["composite_id", "member_memory_id", "position"]
     assert all(c[1] == "INTEGER" and c[2] == 1 for c in cols)
@@ -196,7 +196,7 @@ def test_the_api_refuses_an_unknown_type_and_lists_the_types(cs, bad):
         cs.composites.all(type=bad)
 
 
-def test_types_are_the_four_of_the_seed():
+def test_types_are_the_closed_four():
     assert set(TYPES) == {"sequence", "theme", "cause", "alternatives"}
 
 
@@ -255,7 +255,7 @@ def test_membership_is_n_to_n_and_crosses_categories(cs):
 
 
 def test_composites_key_no_dedup_and_leave_sharing_alone(cs):
-    """Composites sit outside the category machinery (the seed's mechanism exemption).
+    """Composites sit outside the category machinery (they are mechanism, not content).
 
     They key no deduplication: two composites with the same type, head and
     members are both kept, and composite rows never change what a memory

@@ -3,8 +3,8 @@
 A hypothesis state machine drives one store per example through writes,
 composite creation and membership changes, merges, archives, edits and
 fragmentation, and after every step checks the invariants of docs/composites.md
-and the seed's Proposal 2, and that the store matches a plain-Python model of
-what each operation should have done (merge fate included).
+and that the store matches a plain-Python model of what each operation should
+have done (merge fate included).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def store_specs(draw, ages=AGES) -> dict[str, Any]:
 
 
 def build(store: Store, clock: Clock, spec: dict[str, Any]) -> None:
-    """Fill a store as the spec says, each row written at its own (past) time."""
+    """Fill a store as ``spec`` says, each row written at its own (past) time."""
     for index, e in enumerate(spec["entities"]):
         clock.moment = T - timedelta(microseconds=e["age"])
         added = store.entities.add(

@@ -1,5 +1,5 @@
-"""Fragmentation (the seed's Proposal 3): a long memory becomes a header and details
-chained by a sequence composite, and reconstructs exactly."""
+"""Fragmentation: a long memory becomes a header and details chained by a sequence
+composite, and reconstructs exactly."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from plugin_sdk.testing import fresh_plugin_manager, pack_document
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 MEMORY_TYPES = ("episodic", "semantic", "procedural")
 REFERENTS = ("self", "agent", "other", "object", "abstract")
-SEED_EMOTIONS = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
+BUILT_IN_EMOTIONS = {"neutral": 1.0, "positive": 1.3, "negative": 1.5, "critical": 2.0}
 
 
 class Clock:
@@ -55,7 +55,7 @@ def grid_section() -> dict[str, Any]:
     return {
         "default_cell": "semantic.object",
         "cells": cells(),
-        "emotions": dict(SEED_EMOTIONS),
+        "emotions": dict(BUILT_IN_EMOTIONS),
         "namespaces": [
             {"pattern": "crew:*", "cell": "semantic.other", "half_life_days": 400},
             {"pattern": "bot:*", "cell": "semantic.agent"},
@@ -195,11 +195,11 @@ def test_builtin_packs_validate_and_carry_a_grid(name):
     assert set(policy.cells) == set(CELLS)
     assert all(c.half_life_days > 0 and c.emotional_multiplier > 0 for c in policy.cells.values())
     assert policy.default_cell in CELLS
-    assert {tag: policy.emotions[tag] for tag in SEED_EMOTIONS} == SEED_EMOTIONS
+    assert {tag: policy.emotions[tag] for tag in BUILT_IN_EMOTIONS} == BUILT_IN_EMOTIONS
     assert policy.relations
     assert all(r.sigma_days > 0 for r in policy.relations.values())
     assert set(policy.category_cells) <= set(pack.categories)
-    # The seed's namespaces: world:* long, agent:*:rc:* short, agent:*:instruction:* pinned.
+    # The built-in namespaces: world:* long, agent:*:rc:* short, agent:*:instruction:* pinned.
     world = policy.rule_for("world:person:anya")
     rc = policy.rule_for("agent:claude-code:rc:rc-2")
     instruction = policy.rule_for("agent:claude-code:instruction:no-force-push")

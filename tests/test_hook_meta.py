@@ -14,7 +14,7 @@ Every hookspec in ``plugin_sdk.plugin.hookspecs`` (a function carrying pluggy's
   A name mentioned only in a module-level helper does not count.
 
 And the built-in plugins: every module in plugins/ is registered through an
-entry point of the ``plugin_sdk`` group in pyproject.toml (and every such entry
+entry point of the ``memsdk`` group in pyproject.toml (and every such entry
 point names a module there), and no hookimpl in plugins/ gives a parameter a
 default.
 """
@@ -156,9 +156,9 @@ def builtin_modules() -> list[str]:
 def test_every_builtin_plugin_module_is_registered_through_an_entry_point():
     targets = set(builtin_entry_points().values())
     missing = [module for module in builtin_modules() if module not in targets]
-    assert not missing, f"plugins/ modules without a plugin_sdk entry point: {missing}"
+    assert not missing, f"plugins/ modules without a memsdk entry point: {missing}"
     unknown = sorted(targets - set(builtin_modules()))
-    assert not unknown, f"plugin_sdk entry points naming no module in plugins/: {unknown}"
+    assert not unknown, f"memsdk entry points naming no module in plugins/: {unknown}"
 
 
 def test_installed_metadata_matches_pyproject():

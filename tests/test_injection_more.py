@@ -1,6 +1,6 @@
 """The injector on the demo store, and its contract in detail.
 
-The seed profile's must-show (every category represented, high coverage within
+What it must show (every category represented, high coverage within
 4000 tokens, far above a monolith baseline), pinned memories, the budget
 policy, escaping under fuzz, sessions and deltas, and expand.
 """
@@ -132,7 +132,7 @@ def retrievals(store: Store) -> dict[int, int]:
     return dict(rows.fetchall())
 
 
-# The seed profile's must-show
+# What the block must show
 
 
 def test_demo_injection_represents_every_category_within_budget(demo):

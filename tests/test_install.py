@@ -62,7 +62,7 @@ def test_install_writes_categories_in_priority_order_with_pack_criteria(
     assert (installed.name, installed.version) == ("garden", "1.0.0")
 
 
-def test_ops_fixture_has_the_seed_six_in_priority_order(store):
+def test_ops_fixture_has_its_six_categories_in_priority_order(store):
     assert store.category_names() == [
         "OPS_RULES",
         "ENV_STATE",

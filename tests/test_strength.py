@@ -1,4 +1,4 @@
-"""Strength and decay (seed 002): the formulas against hand-computed values, and their properties.
+"""Strength and decay (``plugin_sdk/grid/strength.py``): the formulas against hand-computed values, and their properties.
 
 strength(t)         = base_strength × 0.5^(Δt / effective_half_life) × retrieval_boost
                       × emotional_multiplier

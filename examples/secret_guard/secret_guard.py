@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from plugin_sdk import hookimpl
-from plugin_sdk.plugin.records import Admission, DreamerTask, Fact
+from plugin_sdk.plugin import Admission, DreamerTask, Fact
 
 PATTERNS = (
     ("an API key (sk-...)", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),

@@ -1,8 +1,8 @@
 """The ``memsdk`` command line.
 
 Every command that touches a store takes ``--db PATH`` (default: see
-``paths.py``) and ``--project NAME`` (default: derived from the current
-directory, see ``project.py``). Errors caused by input print one line,
+``store/paths.py``) and ``--project NAME`` (default: derived from the current
+directory, see ``store/project.py``). Errors caused by input print one line,
 ``Error: ...``, and exit 1 (2 for a wrong option or argument, as click's usage
 errors); nothing is half-written.
 """
@@ -122,7 +122,7 @@ def _register() -> None:
 
     cli.add_command(retain.observe)
     cli.add_command(retain.retain_group)
-    cli.add_command(retain.review)
+    cli.add_command(retain.triage)
     cli.add_command(retain.truth_group)
 
 

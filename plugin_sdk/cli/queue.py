@@ -245,7 +245,7 @@ def reject(
     type=click.Path(dir_okay=False, exists=True),
     help="Read the new text from a file (instead of --content).",
 )
-@click.option("--category", help="A memory entry's category (turns a review into a write).")
+@click.option("--category", help="A memory entry's category (turns a 'review' reply into a write).")
 @click.option("--rationale", help="A new rationale.")
 @actor_option
 @store_options
@@ -264,7 +264,7 @@ def edit(
     """Edit a pending proposal before deciding on it.
 
     With no option, opens $EDITOR on the text to change (a memory's content,
-    a review's reply, or the file's new text). The history keeps the old diff.
+    a 'review' reply, or the file's new text). The history keeps the old diff.
     """
     if content is not None and content_file is not None:
         raise click.UsageError("give --content or --content-file, not both")

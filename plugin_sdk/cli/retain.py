@@ -1,4 +1,4 @@
-"""``memsdk observe``, ``retain``, ``review`` and ``truth``: observations to Compiled Truth."""
+"""``memsdk observe``, ``retain``, ``review`` (triage) and ``truth``: observations to Compiled Truth."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from plugin_sdk.retain.job import BATCH_SIZE, retain
 @store_options
 @JSON_OPTION
 def observe(file: str, db: str | None, project: str | None, as_json: bool) -> None:
-    """Validate the observations in FILE (JSON Lines; - for standard input) and queue them.
+    """Validate the observations in FILE (JSON Lines; - for standard input) and put them in the inbox.
 
-    Each bad line is reported by number and reason; the good ones are queued
-    for `memsdk retain run`, all in one transaction. A line the store cannot
-    take (an unknown category, say) is kept as invalid with its reason, and
-    observing it again once the store can take it queues it. An id already
-    stored with the same content is a replay and changes nothing. Exits 1 when
-    any line was bad.
+    Each bad line is reported by number and reason; the good ones wait in the
+    observation inbox for `memsdk retain run`, all in one transaction. A line
+    the store cannot take (an unknown category, say) is kept as invalid with
+    its reason, and observing it again once the store can take it puts it in
+    the inbox. An id already stored with the same content is a replay and
+    changes nothing. Exits 1 when any line was bad.
     """
     name = "<stdin>" if file == "-" else file
     try:
@@ -57,7 +57,7 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
 
 @click.group(name="retain")
 def retain_group() -> None:
-    """The Retain Job: queued observations become entities, facts, relations, memories."""
+    """The Retain Job: observations in the inbox become entities, facts, relations, memories."""
 
 
 @retain_group.command(name="run")
@@ -69,7 +69,9 @@ def retain_group() -> None:
     show_default=True,
     help="Observations per transaction.",
 )
-@click.option("--retry-failed", is_flag=True, help="Queue failed observations again first.")
+@click.option(
+    "--retry-failed", is_flag=True, help="Put failed observations back in the inbox first."
+)
 @store_options
 @JSON_OPTION
 def retain_run(
@@ -80,13 +82,13 @@ def retain_run(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Retain the queued observations, with progress on standard error.
+    """Retain the observations in the inbox, with progress on standard error.
 
     Each observation is resolved, deduplicated, routed by schema_fit (dark
-    matter to review, fast-track past the dedup pass), checked for conflicts
-    and written in one transaction with the rest of its batch; Compiled
+    matter held for triage, fast-track past the dedup pass), checked for
+    conflicts and written in one transaction with the rest of its batch; Compiled
     Truths whose impact crossed the pack's threshold are regenerated after
-    each batch. Running again with nothing queued changes nothing.
+    each batch. Running again with an empty inbox changes nothing.
     """
 
     def progress(done: int, total: int) -> None:
@@ -147,16 +149,16 @@ def retain_status(db: str | None, project: str | None, as_json: bool) -> None:
         click.echo("  handlers: only the default")
 
 
-@click.group()
-def review() -> None:
-    """Dark matter waiting for a person, and the conflicts between facts."""
+@click.group(name="review")
+def triage() -> None:
+    """Triage: dark matter waiting for a person, and conflicting facts."""
 
 
-@review.command(name="list")
+@triage.command(name="list")
 @click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
 @store_options
 @JSON_OPTION
-def review_list(limit: int, db: str | None, project: str | None, as_json: bool) -> None:
+def triage_list(limit: int, db: str | None, project: str | None, as_json: bool) -> None:
     """Observations held as dark matter (low schema_fit), oldest first."""
     with open_store(db, project) as store:
         waiting = dark_matter.pending(store, limit=limit)
@@ -175,7 +177,7 @@ def review_list(limit: int, db: str | None, project: str | None, as_json: bool) 
         click.echo(f"    {o.text}")
 
 
-@review.command()
+@triage.command()
 @click.argument("ids", nargs=-1, required=True)
 @store_options
 @JSON_OPTION
@@ -190,7 +192,7 @@ def accept(ids: tuple[str, ...], db: str | None, project: str | None, as_json: b
         click.echo(f"Accepted {row['id']} (memory {row['memory_id']} is active)")
 
 
-@review.command()
+@triage.command()
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--reason", default="", help="Why, for the record.")
 @store_options
@@ -208,12 +210,12 @@ def reject(
         click.echo(f"Rejected {row['id']}")
 
 
-@review.command(name="conflicts")
+@triage.command(name="conflicts")
 @click.option("--all", "show_all", is_flag=True, help="Include resolved and dismissed ones.")
 @click.option("--entity", help="Only conflicts about this entity.")
 @store_options
 @JSON_OPTION
-def review_conflicts(
+def triage_conflicts(
     show_all: bool, entity: str | None, db: str | None, project: str | None, as_json: bool
 ) -> None:
     """Facts that contradict each other (both are kept)."""

@@ -1,4 +1,4 @@
-"""Composites: one primitive for memory relations (the seed's Proposal 2).
+"""Composites: one primitive for memory relations (typed star groups).
 
 A composite is a typed star: one **head** memory and ordered **members**.
 Types are closed: ``sequence`` (an SOP chain), ``theme`` (a topical group),
@@ -222,7 +222,7 @@ class Composites:
         self._set_cursor(composite_id, 0)
         return self.peek(composite_id)
 
-    # Lifecycle, called inside the transactions of memories.py
+    # Lifecycle, called inside the transactions of store/memories.py
 
     def repoint(self, source_id: int, target_id: int) -> None:
         """Merge fate for one merged-away memory (see the module docstring)."""

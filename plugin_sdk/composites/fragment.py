@@ -1,4 +1,4 @@
-"""Fragmentation: a long memory becomes a header and its details (the seed's Proposal 3).
+"""Fragmentation: a long memory becomes a header and its details.
 
 ``fragment(store, memory_id)`` splits the text (``split_memory`` hook), writes
 each piece as a detail memory in the same category, writes a **header**: an

@@ -1,4 +1,4 @@
-"""Frozen reference sets: a read-time snapshot of a composite (DESIGN.md, "Relation").
+"""Frozen reference sets: a read-time snapshot of a composite.
 
 ``freeze(store, composite_id)`` stores the head and each member's id,
 normalized hash and exact text at that moment and returns the set's id, which

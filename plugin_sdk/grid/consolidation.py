@@ -1,11 +1,11 @@
 """The consolidation pass: recompute strength and relation weights in bulk.
 
-The seed's nightly pass, as the dreamer task ``consolidate``
+A periodic (typically nightly) pass, as the dreamer task ``consolidate``
 (``plugins/consolidate_task.py``). It walks three phases in id order, one bounded
 batch at a time, each batch one ``UPDATE`` that SQLite runs without handing
 rows to Python:
 
-1. **entities**: ``strength`` by the seed's formula (``strength.py``);
+1. **entities**: ``strength`` by the formula of ``strength.py``;
    pinned entities get ``inf``;
 2. **relations**: ``weight_temporal = exp(−Δt / σ)``, σ from the relation
    type (a type no installed pack declares any more is left as it is and

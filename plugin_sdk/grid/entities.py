@@ -2,7 +2,7 @@
 
 ``store.entities`` adds, finds and lists them, links memories to them (as
 actors or subjects) and records what reinforces them. An entity's defaults
-come from the grid (``grid.py``), most specific first:
+come from the grid (``policy.py``), most specific first:
 
 - **cell**: given, else the matching namespace rule's, else the ``classify_cell``
   hook's decision on the name (rules from pack cues, or the host's model);
@@ -78,7 +78,7 @@ class Entity:
         return self.name.rsplit(":", 1)[1]
 
     def strength_now(self, now: str) -> float:
-        """Strength at ``now`` by the seed's formula (``inf`` if pinned)."""
+        """Strength at ``now`` by the formulas of ``strength.py`` (``inf`` if pinned)."""
         return strength(
             base_strength=self.base_strength,
             days=days_between(self.last_seen_at, now),

@@ -1,11 +1,16 @@
 """The entity grid: memory type × referent cells, their decay defaults, and the graph's relation types.
 
-Two axes (seed 002): the memory type (Tulving: episodic, semantic,
-procedural) and the referent (self, agent, other, object, abstract). A cell is
-written ``"<memory type>.<referent>"``, such as ``"semantic.other"``. The axes
-are the design's, fixed here; everything a cell *means* (its half-life, its
-emotional multiplier, which namespaces fall in it, which words hint at it, the
-relation types and their σ) is pack data, read from the store.
+Two axes: the memory type (episodic: what happened; semantic: what is true;
+procedural: how to do something; Tulving's memory systems, in E. Tulving,
+"How many memory systems are there?", American Psychologist 40, 1985) and the
+referent, what the memory is about (self: the operator, the user; agent: AI
+agents; other: people and organisations; object: projects, artefacts, places;
+abstract: concepts and principles). A cell is written
+``"<memory type>.<referent>"``, such as ``"semantic.other"``. The axes are
+fixed in code (``store/models.py``, next to the schema); everything a cell
+*means* (its half-life, its emotional multiplier, which namespaces fall in it,
+which words hint at it, the relation types and their σ) is pack data, read
+from the store.
 
 **Where the values come from.** The ``[grid]`` and ``[graph]`` sections of the
 installed packs, as stored in the ``packs`` table. Packs are read in install

@@ -1,4 +1,20 @@
-"""Strength and decay, exactly as seed 002 gives them.
+"""Strength and decay: how fast what the store knows fades, and what holds it up.
+
+Strength decays exponentially with a half-life (the shape of the forgetting
+curve, https://en.wikipedia.org/wiki/Forgetting_curve), and three things
+move it:
+
+- **outcomes** stretch or shrink the half-life: ``reward_factor`` lies
+  strictly between 0.5 (only negative outcomes) and 1.5 (only positive ones),
+  and the ``+ 1`` keeps a single outcome from moving it far;
+- **retrievals** lift strength with diminishing returns (``log2``): what is
+  recalled is kept (the testing effect,
+  https://en.wikipedia.org/wiki/Testing_effect);
+- the **emotional multiplier** of the entity's emotional tag (the pack's
+  ``[grid.emotions]``): what mattered is kept longer.
+
+The half-life itself comes from the entity's grid cell (``policy.py``), so a
+fleeting interaction and a standing instruction never fade alike.
 
 ::
 

@@ -1,4 +1,4 @@
-"""Installing and upgrading packs in a store (DESIGN.md, "Policy").
+"""Installing and upgrading packs in a store; the store, not the pack file, is then the authority.
 
 - **install** writes the pack's categories and criteria as defaults.
 - **upgrade** of criteria text only updates the defaults; user overrides stay
@@ -88,8 +88,8 @@ class Packs:
         ``build`` gets ``[(pack name, document), ...]`` (install time, then
         rowid: the order in which "the first pack to set a value owns it"); the
         result is cached under ``name`` until a pack is installed or upgraded.
-        The grid (``grid.py``) and the retain policy (``routing.py``) are built
-        this way.
+        The grid (``grid/policy.py``) and the retain policy
+        (``retain/routing.py``) are built this way.
         """
         key = tuple(
             (row["name"], row["content_hash"])

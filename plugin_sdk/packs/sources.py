@@ -1,4 +1,4 @@
-"""Where packs come from: entry points of the ``plugin_sdk.packs.documents`` group, the
+"""Where packs come from: entry points of the ``memsdk.packs`` group, the
 ``register_packs`` hook of plugins, or a path.
 
 An entry point names an object that is one of:

@@ -195,8 +195,9 @@ def classify_cell(
     Stops at the first non-``None`` result. The built-ins: a model-backed
     classifier (when ``model_complete`` answers) and a rule-based one that
     counts the pack's cues (``grid.cues``) and the category's usual cell
-    (``grid.category_cells``); see ``cells.py``. For an interaction memory
-    (one linked to an actor), the decision also names its illocutionary act.
+    (``grid.category_cells``); see ``plugin_sdk/grid/cells.py``. For an
+    interaction memory (one linked to an actor), the decision also names its
+    illocutionary act.
     A cell classifier never changes a category.
 
     :param store: the store (its grid: ``plugin_sdk.grid.policy.grid(store)``).
@@ -278,8 +279,8 @@ def register_retain_handlers(register: Callable[[RetainHandler], None]) -> None:
     A handler is indexed by (category or ``None`` for any, namespace pattern);
     for each observation the job runs the most specific handler matching its
     category and its target entity (the first actor), else the default one
-    (``handlers.py``). Two handlers with the same name, or the same category
-    and pattern, are an error naming both when the job starts.
+    (``plugin_sdk/retain/handlers.py``). Two handlers with the same name, or the
+    same category and pattern, are an error naming both when the job starts.
 
     :param register: call once per handler.
     """

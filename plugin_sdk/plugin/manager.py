@@ -1,7 +1,7 @@
 """The plugin manager factory.
 
 ``make_plugin_manager()`` builds a fresh manager: it adds the specs, applies
-blocking, loads the ``plugin_sdk`` entry points (memsdk's own built-ins among
+blocking, loads the ``memsdk`` entry points (memsdk's own built-ins among
 them, registered the same way a third party's are), and checks that every
 hookimpl matches a spec. Nothing happens at import time and there is no global
 manager: a host builds one and hands it to its stores.

@@ -233,10 +233,10 @@ class RetainHandler:
     """Consolidation logic for observations of a category about a class of entities.
 
     ``category`` is a category name, or ``None`` for any category; ``namespace``
-    is a namespace pattern (``grid.py``: ``*`` one segment, a trailing ``*`` one
-    or more) matched against the observation's target entity. ``handle(context)``
-    gets a ``plugin_sdk.retain.handlers.RetainContext`` and writes through it, inside the
-    observation's transaction. See ``docs/retain.md`` for dispatch.
+    is a namespace pattern (``plugin_sdk/grid/policy.py``: ``*`` one segment, a
+    trailing ``*`` one or more) matched against the observation's target
+    entity. ``handle(context)`` gets a ``plugin_sdk.retain.handlers.RetainContext``
+    and writes through it, inside the observation's transaction. See ``docs/retain.md`` for dispatch.
     """
 
     name: str

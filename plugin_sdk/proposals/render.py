@@ -25,7 +25,7 @@ EVIDENCE_SHOWN = 10
 
 
 def render(store: Store, proposal: Proposal) -> str:
-    """The whole proposal as a person reviews it."""
+    """The whole proposal, as the person deciding on it reads it."""
     lines = [
         f"Proposal {proposal.id}: {proposal.diff_type}, {proposal.status}",
         f"Filed by {proposal.source} at {proposal.created_at}",

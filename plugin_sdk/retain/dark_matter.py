@@ -1,4 +1,4 @@
-"""The review queue: dark matter waits for a person, and conflicts stay visible.
+"""Triage: dark matter waits for a person's decision, and conflicts stay visible.
 
 An observation whose schema_fit was below the pack's ``dark_matter_below``
 is retained provisionally (status ``dark``): its memory is ``pending`` (not
@@ -57,7 +57,7 @@ class Conflict:
 
 
 def pending(store: Store, *, limit: int | None = 100) -> list[StoredObservation]:
-    """Observations waiting for review, oldest first."""
+    """Dark-matter observations waiting for triage, oldest first."""
     return listing(store, status="dark", limit=limit)
 
 
@@ -204,8 +204,8 @@ def _decided(
     )
 
 
-def review_reason(stored: StoredObservation) -> str:
-    """Why an observation is in review, for a person."""
+def triage_reason(stored: StoredObservation) -> str:
+    """Why an observation is waiting for triage, for a person."""
     return (
         f"schema_fit {stored.schema_fit:.2f} is below the dark-matter threshold"
         if stored.schema_fit is not None

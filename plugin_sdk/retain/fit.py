@@ -24,15 +24,15 @@ part              weight  value
 A part that does not apply (``structure`` for an observation with no facts
 and no relations) is left out and the other weights are rescaled, so such an
 observation is neither rewarded nor punished for it. The result is rounded to
-six decimals and clamped to 0..1. Observations held for review do not count as known patterns until a
-person accepts them.
+six decimals and clamped to 0..1. Dark-matter observations waiting for triage
+do not count as known patterns until a person accepts them.
 
-Why these weights: the seed calls dark matter *novel, unclassified* signal,
-so the taxonomy weighs most. With the seed's thresholds (0.3, 0.7), a first
-observation of an entity the namespace rules classify takes the normal path
-(0.35 to 0.44), a first observation of actors no rule covers is dark matter
-(0), a known entity on a new topic stays normal (0.69), and a known entity on
-a familiar topic is fast-tracked (1.0).
+Why these weights: dark matter is *novel, unclassified* signal, something the
+taxonomy cannot place yet, so the taxonomy weighs most. With the built-in
+packs' thresholds (0.3, 0.7), a first observation of an entity the namespace
+rules classify takes the normal path (0.35 to 0.44), a first observation of
+actors no rule covers is dark matter (0), a known entity on a new topic stays
+normal (0.69), and a known entity on a familiar topic is fast-tracked (1.0).
 """
 
 from __future__ import annotations

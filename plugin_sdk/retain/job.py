@@ -1,8 +1,9 @@
-"""The Retain Job: queued observations become graph state (seed 002's six steps).
+"""The Retain Job: observations in the inbox become graph state, in six steps.
 
-For each queued observation, in arrival order, inside one savepoint (a batch
-of observations shares one transaction; an observation that fails rolls back
-alone and is marked ``failed`` with the error):
+For each observation in the inbox (status ``queued``), in arrival order,
+inside one savepoint (a batch of observations shares one transaction; an
+observation that fails rolls back alone and is marked ``failed`` with the
+error):
 
 1. **resolve** every entity it names (actors, fact subjects, relation ends);
 2. **deduplicate**: a replayed id never reaches the job (``observations.py``
@@ -11,8 +12,8 @@ alone and is marked ``failed`` with the error):
    at least :data:`NEAR_DUPLICATE` word overlap among the
    :data:`DEDUP_WINDOW` latest) and reinforces it instead of writing a new
    one. The fast route skips this pass;
-3. **schema_fit** (0..1) from the ``schema_fit`` hook (``schema_fit.py``), which
-   picks the route (``routing.py``): dark, normal or fast;
+3. **schema_fit** (0..1) from the ``schema_fit`` hook (built in: ``fit.py``),
+   which picks the route (``routing.py``): dark, normal or fast;
 4. **conflicts**: each fact whose subject already has a different value for
    the same predicate is recorded as a conflict; both facts are kept;
 5. **write**: unknown entities are created provisional (their half-life times
@@ -30,7 +31,8 @@ are ``held``, relations wait in the observation, and steps 6's effects happen
 when a person accepts it (``dark_matter.py``).
 
 Idempotent by observation id: an observation is processed once; a replay of
-the same file queues nothing, and a run with nothing queued writes nothing.
+the same file adds nothing to the inbox, and a run with an empty inbox writes
+nothing.
 """
 
 from __future__ import annotations
@@ -94,11 +96,11 @@ def retain(
     retry_failed: bool = False,
     progress: Progress | None = None,
 ) -> RetainReport:
-    """Run the Retain Job over the store's queued observations (see the module docstring)."""
+    """Run the Retain Job over the store's observation inbox (see the module docstring)."""
     job = RetainJob(store)
     if retry_failed:
-        job.requeue_failed()
-    total = job.queued_count()
+        job.retry_failed()
+    total = job.inbox_count()
     if limit is not None:
         total = min(total, limit)
     report = RetainReport()
@@ -111,7 +113,7 @@ def retain(
         report.truths += job.regenerate_due()
         if progress:
             progress(report.processed, total)
-    report.remaining = job.queued_count()
+    report.remaining = job.inbox_count()
     return report
 
 
@@ -126,14 +128,16 @@ class RetainJob:
         self.handlers = registered_handlers(store)
         ensure_math(store.db.conn)
 
-    def queued_count(self) -> int:
+    def inbox_count(self) -> int:
+        """Observations of the project waiting in the inbox."""
         row = self.store.db.execute(
             "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
             [self.project],
         ).fetchone()
         return int(row[0])
 
-    def requeue_failed(self) -> int:
+    def retry_failed(self) -> int:
+        """Put the project's failed observations back in the inbox."""
         with self.store.atomic():
             cursor = self.store.db.execute(
                 """UPDATE observations SET status = 'queued', error = NULL
@@ -143,7 +147,7 @@ class RetainJob:
         return cursor.rowcount
 
     def run_batch(self, size: int, report: RetainReport) -> int:
-        """Process up to ``size`` queued observations (call inside a transaction)."""
+        """Process up to ``size`` observations from the inbox (call inside a transaction)."""
         rows = list(
             self.store.db.query(
                 """SELECT id, document FROM observations WHERE project = ? AND status = 'queued'

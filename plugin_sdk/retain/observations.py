@@ -1,4 +1,4 @@
-"""Observations in: validate, queue, read.
+"""Observations in: validate, put in the observation inbox, read.
 
 An observation is the typed boundary between what parses sources and the
 Retain Job (``schemas/observation.schema.json``, explained in
@@ -12,9 +12,10 @@ one transaction:
   not an active category of the store, a sentiment its grid does not have, a
   relation type its graph does not declare) are reported too, and kept with
   status ``invalid`` and the reason, so nothing is lost: observing the line
-  again once the store can take it (a pack installed) queues it, and a
-  corrected line with the same id replaces it;
-- **good lines** are stored with status ``queued`` for the Retain Job;
+  again once the store can take it (a pack installed) puts it in the inbox,
+  and a corrected line with the same id replaces it;
+- **good lines** go to the observation inbox: stored with status ``queued``,
+  waiting for the Retain Job;
 - a line whose id is already stored with the same content is a **replay** and
   changes nothing at all.
 
@@ -61,7 +62,10 @@ class BadLine:
 
 @attrs.define
 class ObserveReport:
-    """What :func:`observe` did with each line."""
+    """What :func:`observe` did with each line.
+
+    ``queued`` holds the ids put in the inbox (named after their status).
+    """
 
     queued: list[str] = attrs.field(factory=list)
     replayed: list[str] = attrs.field(factory=list)
@@ -183,7 +187,7 @@ def store_problem(store: Store, observation: Observation) -> str | None:
 
 
 def observe(store: Store, lines: Iterable[str], *, project: str | None = None) -> ObserveReport:
-    """Validate and queue observation lines (see the module docstring)."""
+    """Validate observation lines; the good ones go to the inbox (see the module docstring)."""
     project = project or store.project
     report = ObserveReport()
     seen_in_file: dict[str, tuple[int, str]] = {}

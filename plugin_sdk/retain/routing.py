@@ -1,10 +1,10 @@
 """schema_fit routing: the Retain Job's policy, from the packs' ``[retain]`` sections.
 
-An observation's schema_fit (0..1, see ``schema_fit.py``) picks its route:
+An observation's schema_fit (0..1, see ``fit.py``) picks its route:
 
 - **dark** when ``fit < dark_matter_below``: novel, unclassified signal, held
-  provisionally and queued for review; what it creates gets its half-life
-  multiplied by ``dark_matter_half_life_factor``;
+  provisionally until a person triages it (``dark_matter.py``); what it
+  creates gets its half-life multiplied by ``dark_matter_half_life_factor``;
 - **fast** when ``fit > fast_track_above``: the expensive content dedup pass is
   skipped; what it creates gets ``fast_track_half_life_factor``;
 - **normal** otherwise (both bounds included).

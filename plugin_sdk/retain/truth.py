@@ -14,7 +14,7 @@ conflicting values marked), its open conflicts, its relations and its latest
 observations. ``written_by`` says which.
 
 **When.** The Retain Job adds each retained observation's *impact* to every
-entity it is about (see ``retain.py``); once an entity's gathered impact
+entity it is about (see ``job.py``); once an entity's gathered impact
 reaches the pack's ``retain.truth_impact_threshold`` the job regenerates its
 truth after the batch commits, and the impact starts again from 0. A
 regeneration whose text equals the current version's adds no version (the

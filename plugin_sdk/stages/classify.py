@@ -1,8 +1,8 @@
 """Classify: importance (1..100), scope, shareable and the grid cell. Never the category.
 
 The grid cell (memory type × referent, and the act of an interaction memory)
-is decided by the ``classify_cell`` hook, see ``cells.py``; it is skipped when
-no installed pack has a grid.
+is decided by the ``classify_cell`` hook, see ``grid/cells.py``; it is skipped
+when no installed pack has a grid.
 
 ``classify(store)`` asks the ``classify_memory`` hook about each active memory
 of a project and writes the decisions in batches, one transaction each. Two
@@ -22,11 +22,11 @@ from category names:
 - clamped to 1..100.
 
 **Ties.** With 100 levels and thousands of memories, ties are unavoidable (in
-the source system 724 of 1,852 memories scored exactly 50, so ties decided
-what was injected). Wherever memories are ordered by importance, ties break by
-``seen_count`` (more first), then ``last_seen_at`` (more recent first), then
-``id`` (older first), a total order: :data:`IMPORTANCE_ORDER` in SQL,
-:func:`by_importance` in Python.
+a store scored by one default, hundreds of memories can share the value 50,
+and then ties decide what is injected). Wherever memories are ordered by
+importance, ties break by ``seen_count`` (more first), then ``last_seen_at``
+(more recent first), then ``id`` (older first), a total order:
+:data:`IMPORTANCE_ORDER` in SQL, :func:`by_importance` in Python.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
    from the store's criteria);
 3. asks the host's model (``model_complete``);
 4. parses the reply (``historian_parse``; the built-in reads the tagged format
-   of ``tagged.py``);
+   of ``model/tagged.py``);
 5. admits each fact (``historian_admit``): written through deduplication, or
    quarantined with a reason. In one transaction.
 

@@ -155,7 +155,7 @@ class Store:
     def atomic(self) -> Iterator[Database]:
         """One transaction (a savepoint when nested): all or nothing.
 
-        Callbacks queued with :meth:`after_commit` run when the outermost
+        Callbacks registered with :meth:`after_commit` run when the outermost
         transaction commits, and are discarded if it rolls back.
         """
         outermost = not self.db.conn.in_transaction

@@ -290,7 +290,7 @@ class Memories:
 
         ``status=None`` lists every status. ``cell`` (``"episodic.self"``) and
         ``act`` (``"directive"``) keep the memories classify placed there (see
-        ``cells.py``).
+        ``grid/cells.py``).
         """
         if status is not None and status not in MEMORY_STATUSES:
             raise InvalidMemory(

@@ -4,7 +4,7 @@ Each step is a function ``mNNN_what`` registered on :data:`migrations`; it runs
 once per store, inside one transaction, and is never edited or renamed after it
 has landed: a change to the schema is a new step. The names of all steps this
 code knows are in :data:`KNOWN`; a store that has applied a step not in that
-list was written by a newer memsdk and is refused (see ``store.py``).
+list was written by a newer memsdk and is refused (see ``connection.py``).
 """
 
 from __future__ import annotations
