@@ -24,8 +24,29 @@ from typing import TYPE_CHECKING
 from plugin_sdk._lazy import exports
 
 if TYPE_CHECKING:  # what the table serves, for type checkers and editors
+    from plugin_sdk.grid.acts import (
+        distribution as act_distribution,
+    )
+    from plugin_sdk.grid.acts import (
+        predominant as predominant_act,
+    )
+    from plugin_sdk.grid.cells import (
+        rule_cell,
+    )
+    from plugin_sdk.grid.core import (
+        grid,
+        has_grid,
+    )
     from plugin_sdk.grid.entities import (
         Entity,
+    )
+    from plugin_sdk.model.prompts import (
+        dreamer_curate,
+        dreamer_retrospective,
+        historian_system,
+    )
+    from plugin_sdk.model.tagged import (
+        parse_tagged,
     )
     from plugin_sdk.plugin.hookspecs import (
         PROJECT_NAME,
@@ -39,6 +60,7 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.plugin.records import (
         Admission,
         Candidate,
+        CandidateRow,
         CellDecision,
         Classification,
         DreamerTask,
@@ -55,26 +77,42 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.proposals.core import (
         ProposalDraft,
     )
+    from plugin_sdk.stages.classify import (
+        rule_classification,
+    )
+    from plugin_sdk.stages.dreamer import (
+        TaskContext,
+    )
+    from plugin_sdk.stages.inject import (
+        indent_lines,
+    )
     from plugin_sdk.store.core import (
         Store,
     )
     from plugin_sdk.store.models import (
+        ACTS,
+        MEMORY_TYPES,
+        REFERENTS,
         Category,
         Memory,
+        split_cell,
     )
     from plugin_sdk.store.tokens import (
         TokenCounter,
     )
 
 _EXPORTS = {
+    "ACTS": "plugin_sdk.store.models",
     "Admission": "plugin_sdk.plugin.records",
     "Candidate": "plugin_sdk.plugin.records",
+    "CandidateRow": "plugin_sdk.plugin.records",
     "Category": "plugin_sdk.store.models",
     "CellDecision": "plugin_sdk.plugin.records",
     "Classification": "plugin_sdk.plugin.records",
     "DreamerTask": "plugin_sdk.plugin.records",
     "Entity": "plugin_sdk.grid.entities",
     "Fact": "plugin_sdk.plugin.records",
+    "MEMORY_TYPES": "plugin_sdk.store.models",
     "Malformed": "plugin_sdk.plugin.records",
     "Memory": "plugin_sdk.store.models",
     "Observation": "plugin_sdk.plugin.records",
@@ -85,19 +123,37 @@ _EXPORTS = {
     "PluginManager": "plugin_sdk.plugin.manager",
     "Prompt": "plugin_sdk.plugin.records",
     "ProposalDraft": "plugin_sdk.proposals.core",
+    "REFERENTS": "plugin_sdk.store.models",
     "Ranked": "plugin_sdk.plugin.records",
     "RetainHandler": "plugin_sdk.plugin.records",
     "Store": "plugin_sdk.store.core",
+    "TaskContext": "plugin_sdk.stages.dreamer",
     "TokenCounter": "plugin_sdk.store.tokens",
+    "act_distribution": "plugin_sdk.grid.acts:distribution",
+    "dreamer_curate": "plugin_sdk.model.prompts",
+    "dreamer_retrospective": "plugin_sdk.model.prompts",
+    "grid": "plugin_sdk.grid.core",
+    "has_grid": "plugin_sdk.grid.core",
+    "historian_system": "plugin_sdk.model.prompts",
     "hookimpl": "plugin_sdk.plugin.hookspecs",
     "hookspec": "plugin_sdk.plugin.hookspecs",
+    "indent_lines": "plugin_sdk.stages.inject",
     "make_plugin_manager": "plugin_sdk.plugin.manager",
+    "parse_tagged": "plugin_sdk.model.tagged",
+    "predominant_act": "plugin_sdk.grid.acts:predominant",
+    "rule_cell": "plugin_sdk.grid.cells",
+    "rule_classification": "plugin_sdk.stages.classify",
+    "split_cell": "plugin_sdk.store.models",
 }
 
 __all__ = [
+    "ACTS",
+    "MEMORY_TYPES",
     "PROJECT_NAME",
+    "REFERENTS",
     "Admission",
     "Candidate",
+    "CandidateRow",
     "Category",
     "CellDecision",
     "Classification",
@@ -116,9 +172,22 @@ __all__ = [
     "Ranked",
     "RetainHandler",
     "Store",
+    "TaskContext",
     "TokenCounter",
+    "act_distribution",
+    "dreamer_curate",
+    "dreamer_retrospective",
+    "grid",
+    "has_grid",
+    "historian_system",
     "hookimpl",
     "hookspec",
+    "indent_lines",
     "make_plugin_manager",
+    "parse_tagged",
+    "predominant_act",
+    "rule_cell",
+    "rule_classification",
+    "split_cell",
 ]
 __getattr__, __dir__ = exports(__name__, _EXPORTS)
