@@ -6,7 +6,8 @@ parameter of a built-in hookimpl is annotated exactly as the spec annotates
 it, and its return type is the spec's (a ``firstresult`` fallback may leave
 out the spec's ``| None``). A built-in imports memsdk through ``plugin_sdk``
 and ``plugin_sdk.plugin``; the few that need an internal module name it in
-their docstring, with the reason.
+their docstring, with the reason. Memories are read through ``store.memories``;
+SQL on the ``memories`` table is left only where no facade covers the read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,21 @@ def test_no_parameter_is_typed_any(name):
         if arg.annotation is None or ast.unparse(arg.annotation) == "Any"
     ]
     assert not untyped, f"plugins/{name}.py: untyped parameters {untyped}"
+
+
+# SQL against the memories table where no facade covers the read: a join of
+# memories with categories, composites and cells (the injector's index-only
+# read), and of memories with entity links and cells (a detector's evidence).
+SQL_ON_MEMORIES = {"detectors", "injection"}
+_MEMORIES_SQL = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+memories\b", re.IGNORECASE)
+
+
+def test_plugins_read_memories_through_the_facade():
+    found = set()
+    for name in MODULES:
+        path = ROOT / "plugins" / f"{name}.py"
+        tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and _MEMORIES_SQL.search(str(node.value)):
+                found.add(name)
+    assert found == SQL_ON_MEMORIES, "read memories with store.memories.iter/list/get/find"

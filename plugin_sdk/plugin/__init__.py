@@ -11,6 +11,12 @@ and return are exported here too, as are the store types they receive::
     def injection_rank(store: Store, candidates: list[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: c.memory_id)
 
+Besides the marker, the records and the types, the helpers memsdk's own
+plugins use are exported too, so a plugin can reuse them: the tagged parser
+and the prompt builders, the rule-based classifiers' fallbacks, the grid's
+vocabulary and policy, act distributions, and ``indent_lines`` for rendering
+memory text. The built-in plugins import from here, as a third party would.
+
 Register the module through the ``memsdk`` entry-point group (see
 ``docs/writing-a-plugin.md``); test it with the fixtures in
 :mod:`plugin_sdk.testing`. Modules not exported here or from ``plugin_sdk``
