@@ -38,49 +38,52 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
     counter = store.tokenizer
     priority = {c.name: c.priority for c in store.categories()}
     # Categories, composites and cells joined in one index-only read: no
-    # facade covers it. Rows carry their columns by name (sqlite3.Row), as
-    # Ranked reads ``memory_id``.
+    # facade covers it. Rows are sqlite3.Row, which Ranked reads by name
+    # (``memory_id``); this module reads its own rows by position, for speed.
     cursor = store.db.conn.cursor()
     cursor.row_factory = sqlite3.Row
     rows = cursor.execute(_CANDIDATES, [counter.name, project]).fetchall()
 
     def make(row: sqlite3.Row) -> Candidate:
-        memory_id, tokens, text = row["memory_id"], row["tokens"], None
+        # Unpacked in the order of _CANDIDATES below (this module's own query).
+        memory_id, category, kind, importance, tokens, seen, last_seen, pin, head, strength = row
+        text = None
         if tokens is None:  # no count from this tokenizer cached: count the text once
             text = store.memories.get(memory_id).content
             tokens = counter.count(text)
         return Candidate(
             memory_id,
-            row["category"],
-            row["kind"],
-            priority[row["category"]],
-            row["importance"],
+            category,
+            kind,
+            priority[category],
+            importance,
             text,
             tokens,
-            row["seen_count"],
-            row["last_seen_at"],
-            bool(row["pinned"]),
+            seen,
+            last_seen,
+            bool(pin),
             "",
-            row["head"] or "",
-            strength=-1.0 if row["strength"] is None else row["strength"],
+            head or "",
+            strength=-1.0 if strength is None else strength,
         )
 
     # Pinned rows and headers come first (SQL's order); only they are built
     # here, the rest when the injector reaches them.
-    split = next(
-        (n for n, row in enumerate(rows) if not row["pinned"] and not row["head"]), len(rows)
-    )
-    pinned = [make(row) for row in rows[:split] if row["pinned"]]
-    headers = [make(row) for row in rows[:split] if not row["pinned"]]
+    split = next((n for n, row in enumerate(rows) if not row[PINNED] and not row[HEAD]), len(rows))
+    pinned = [make(row) for row in rows[:split] if row[PINNED]]
+    headers = [make(row) for row in rows[:split] if not row[PINNED]]
     turns: dict[str, int] = {}
     for candidate in headers:  # headers take turns across categories
         candidate.turn = turns.get(candidate.category, 0)
         turns[candidate.category] = candidate.turn + 1
     order = {id(c): position for position, c in enumerate(headers)}
     headers.sort(key=lambda c: (c.turn, order[id(c)]))
-    counts = [row["tokens"] for row in rows if row["tokens"] is not None]
+    counts = [row[TOKENS] for row in rows if row[TOKENS] is not None]
     least = min(counts) if len(counts) == len(rows) and counts else -1
     return Ranked(pinned + headers, rows[split:], make, least)
+
+
+TOKENS, PINNED, HEAD = 4, 7, 8  # positions in _CANDIDATES, read in bulk
 
 
 # Read from the memories_inject covering index alone, never from the rows
