@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from plugin_sdk import hookimpl
-from plugin_sdk.grid.cells import rule_cell
-from plugin_sdk.grid.policy import grid
-from plugin_sdk.plugin.records import CellDecision, Prompt
-from plugin_sdk.store.models import ACTS, MEMORY_TYPES, REFERENTS
+from plugin_sdk.plugin import (
+    ACTS,
+    MEMORY_TYPES,
+    REFERENTS,
+    CellDecision,
+    Prompt,
+    Store,
+    grid,
+    hookimpl,
+    rule_cell,
+)
 
 
 @hookimpl(tryfirst=True)
 def classify_cell(
-    store: Any, text: str, category: str | None, interaction: bool
+    store: Store, text: str, category: str | None, interaction: bool
 ) -> CellDecision | None:
     policy = grid(store)
     act_part = (
@@ -63,6 +68,6 @@ def classify_cell(
 
 @hookimpl(trylast=True, specname="classify_cell")
 def classify_cell_rules(
-    store: Any, text: str, category: str | None, interaction: bool
+    store: Store, text: str, category: str | None, interaction: bool
 ) -> CellDecision:
     return rule_cell(grid(store), text, category, interaction)

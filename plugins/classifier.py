@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from plugin_sdk import hookimpl
-from plugin_sdk.plugin.records import Classification, Prompt
-from plugin_sdk.stages.classify import rule_classification
+from plugin_sdk.plugin import Classification, Memory, Prompt, Store, hookimpl, rule_classification
 
 SCOPES = ("project", "global")
 
 
 @hookimpl(tryfirst=True)
-def classify_memory(store: Any, memory: Any) -> Classification | None:
+def classify_memory(store: Store, memory: Memory) -> Classification | None:
     category = (
         store.category(memory.category) if memory.category in store.category_names() else None
     )
@@ -60,5 +57,5 @@ def classify_memory(store: Any, memory: Any) -> Classification | None:
 
 
 @hookimpl(trylast=True, specname="classify_memory")
-def classify_memory_rules(store: Any, memory: Any) -> Classification:
+def classify_memory_rules(store: Store, memory: Memory) -> Classification:
     return rule_classification(store, memory)

@@ -1,41 +1,43 @@
-"""Built-in dreamer task ``classify``: keep importance, scope, shareable and grid cells current."""
+"""Built-in dreamer task ``classify``: keep importance, scope, shareable and grid cells current.
+
+The task is the dreamer's face of the classify stage: each batch runs that
+stage's own two steps, :func:`~plugin_sdk.stages.classify.decide_batch` (the
+hooks, and so the model, outside any transaction) and
+:func:`~plugin_sdk.stages.classify.write_batch` (inside the batch's
+transaction), so a dreamer pass and ``memsdk classify`` store the same
+decisions. Those two are stage internals rather than plugin API, hence the
+import from ``plugin_sdk.stages.classify``; a third-party task would call
+the ``classify_memory`` hook instead.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.grid.cells import decide, place
-from plugin_sdk.grid.policy import has_grid
-from plugin_sdk.plugin.records import DreamerTask
-from plugin_sdk.stages.classify import apply
-from plugin_sdk.stages.dreamer import active_memories
+from plugin_sdk.plugin import DreamerTask, Store, TaskContext, hookimpl
+from plugin_sdk.stages.classify import decide_batch, write_batch
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
-    ids = [
-        row["id"]
-        for row in store.db.query(
-            "SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ? ORDER BY id LIMIT ?",
-            [context.project, context.cursor or 0, context.batch_size],
-        )
-    ]
-    if not ids:
+    memories = store.memories.list(
+        project=context.project, after_id=context.cursor or 0, limit=context.batch_size
+    )
+    if not memories:
         return 0
-    memories = [store.memories.get(memory_id) for memory_id in ids]
-    decisions = [store.plugins.hook.classify_memory(store=store, memory=m) for m in memories]
-    cells = [(m.id, decide(store, m)) for m in memories] if has_grid(store) else []
+    decisions = decide_batch(store, memories)
     with context.batch():
-        for memory, decision in zip(memories, decisions, strict=True):
-            apply(store, memory, decision)
-        place(store, cells)
-        context.save(ids[-1], len(ids))
-    return len(ids)
+        write_batch(store, decisions)
+        context.save(memories[-1].id, len(memories))
+    return len(memories)
+
+
+def total(store: Store) -> int:
+    return store.memories.count()
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="classify",
@@ -43,6 +45,6 @@ def register_dreamer_tasks(register: Any) -> None:
             run=run,
             schedule="daily",
             batch_size=100,
-            total=active_memories,
+            total=total,
         )
     )

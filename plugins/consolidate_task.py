@@ -1,16 +1,21 @@
-"""Built-in dreamer task ``consolidate``: strength and relation weights, in bulk (``plugin_sdk/grid/consolidation.py``)."""
+"""Built-in dreamer task ``consolidate``: strength and relation weights, in bulk.
+
+The work itself is the grid's consolidation pass
+(``plugin_sdk/grid/consolidation.py``: its phases, bulk ``UPDATE`` batches
+and counts); this task only schedules it, one bounded batch per run. Those
+phases are the grid's internals, not plugin API, hence the import from
+``plugin_sdk.grid.consolidation``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
 from plugin_sdk.grid.consolidation import PHASES, batch, counts, prepare
-from plugin_sdk.grid.policy import has_grid
-from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.plugin import DreamerTask, Store, TaskContext, has_grid, hookimpl
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
     if not has_grid(store):
         return 0  # nothing to consolidate against: no installed pack has a grid
@@ -39,7 +44,7 @@ def run(context: Any) -> int:
             context.save(cursor, 0)
 
 
-def total(store: Any) -> int:
+def total(store: Store) -> int:
     if not has_grid(store):
         return 0
     found = counts(store)
@@ -47,7 +52,7 @@ def total(store: Any) -> int:
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="consolidate",

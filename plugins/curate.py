@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.errors import DuplicateMemory
-from plugin_sdk.model.prompts import dreamer_curate
-from plugin_sdk.plugin.records import DreamerTask, Prompt
-from plugin_sdk.stages.dreamer import active_memories
+from plugin_sdk import DuplicateMemory
+from plugin_sdk.plugin import (
+    DreamerTask,
+    Memory,
+    Prompt,
+    Store,
+    TaskContext,
+    dreamer_curate,
+    hookimpl,
+)
 
 SIMILARITY = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -37,7 +42,7 @@ def similarity(a: str, b: str) -> float:
     return len(left & right) / len(left | right)
 
 
-def near_duplicates(store: Any, memory: Any, project: str) -> list[Any]:
+def near_duplicates(store: Store, memory: Memory, project: str) -> list[Memory]:
     terms = sorted(words(memory.content), key=lambda w: (-len(w), w))[:16]
     if not terms:
         return []
@@ -56,7 +61,7 @@ def near_duplicates(store: Any, memory: Any, project: str) -> list[Any]:
 KEEP_SEPARATE = "<keep-separate/>"
 
 
-def _merged_text(store: Any, group: list[Any]) -> tuple[bool, str | None]:
+def _merged_text(store: Store, group: list[Memory]) -> tuple[bool, str | None]:
     """Whether to merge, and the merged text (None: keep the target's text).
 
     Without a model the group is merged by similarity alone; a model may
@@ -73,21 +78,16 @@ def _merged_text(store: Any, group: list[Any]) -> tuple[bool, str | None]:
     return True, str(reply.strip())
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
-    rows = list(
-        store.db.query(
-            """SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ?
-               ORDER BY id LIMIT ?""",
-            [context.project, context.cursor or 0, context.batch_size],
-        )
+    batch = store.memories.list(
+        project=context.project, after_id=context.cursor or 0, limit=context.batch_size
     )
-    if not rows:
+    if not batch:
         return 0
     plans = []  # decided before the transaction: a model call must not hold the write lock
     claimed: set[int] = set()
-    for row in rows:
-        memory = store.memories.get(row["id"])
+    for memory in batch:
         if memory.id in claimed:
             continue
         dupes = [m for m in near_duplicates(store, memory, context.project) if m.id not in claimed]
@@ -119,12 +119,16 @@ def run(context: Any) -> int:
                 with contextlib.suppress(DuplicateMemory):
                     store.memories.update(target.id, content=text)
             store.memories.merge(sources, into=target.id)
-        context.save(rows[-1]["id"], len(rows))
-    return len(rows)
+        context.save(batch[-1].id, len(batch))
+    return len(batch)
+
+
+def total(store: Store) -> int:
+    return store.memories.count()
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="curate",
@@ -132,6 +136,6 @@ def register_dreamer_tasks(register: Any) -> None:
             run=run,
             schedule="daily",
             batch_size=50,
-            total=active_memories,
+            total=total,
         )
     )

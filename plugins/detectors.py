@@ -11,7 +11,7 @@ the first by priority of the fact's own pack, else of the store.
 
 ``interaction_styles``: an actor entity with at least ``STYLE_INTERACTIONS``
 active interaction memories, more than ``STYLE_SHARE`` of them of one
-illocutionary act (``acts.distribution``), has a persistent style with the
+illocutionary act (``act_distribution``), has a persistent style with the
 agent. It is proposed as a ``memory_entry`` write that states the style, to
 the intent category whose usual grid cell is about another (then the self,
 then the agent), else the first intent category by priority.
@@ -19,14 +19,20 @@ then the agent), else the first intent category by priority.
 
 from __future__ import annotations
 
+import math
 import statistics
-from typing import Any
 
-from plugin_sdk import hookimpl
-from plugin_sdk.grid import acts
-from plugin_sdk.grid.policy import grid, has_grid
-from plugin_sdk.proposals.filing import ProposalDraft
-from plugin_sdk.store.models import split_cell
+from plugin_sdk.plugin import (
+    Category,
+    ProposalDraft,
+    Store,
+    act_distribution,
+    grid,
+    has_grid,
+    hookimpl,
+    predominant_act,
+    split_cell,
+)
 
 RETRIEVED = 5
 STANDOUT = 2.0
@@ -43,42 +49,34 @@ GLOSS = {
 }
 
 
-def retrieved_facts(store: Any, project: str) -> list[ProposalDraft]:
+def retrieved_facts(store: Store, project: str) -> list[ProposalDraft]:
     categories = store.categories()
     intent = [c for c in categories if c.kind == "intent"]
     promotable = {c.name: c for c in categories if c.kind == "content" and c.promotable}
     if not intent or not promotable:
         return []
     counts = [
-        row[0]
-        for row in store.db.execute(
-            """SELECT retrieval_count FROM memories WHERE project = ? AND status = 'active'
-               AND kind = 'content' AND retrieval_count > 0""",
-            [project],
-        ).fetchall()
+        m.retrieval_count
+        for m in store.memories.iter(project=project, kind="content", min_retrievals=1)
     ]
     if not counts:
         return []
     median = statistics.median(counts)
     threshold = max(RETRIEVED, STANDOUT * median)
-    marks = ", ".join("?" * len(promotable))
-    rows = store.db.execute(
-        f"""SELECT id FROM memories WHERE project = ? AND status = 'active' AND kind = 'content'
-            AND retrieval_count >= ? AND category IN ({marks})
-            ORDER BY retrieval_count DESC, id LIMIT ?""",
-        [project, threshold, *promotable, LIMIT],
-    ).fetchall()
+    found = store.memories.list(
+        project=project,
+        kind="content",
+        category=list(promotable),
+        min_retrievals=math.ceil(threshold),  # counts are whole: >= threshold is >= its ceiling
+        order="retrievals",
+        limit=LIMIT,
+    )
     drafts = []
-    for (memory_id,) in rows:
-        memory = store.memories.get(memory_id)
+    for memory in found:
         pack = promotable[memory.category].pack
         target = min(intent, key=lambda c: (c.pack != pack, c.priority, c.name))
-        promoted = store.db.execute(
-            "SELECT 1 FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?",
-            [project, target.name, memory.normalized_hash],
-        ).fetchone()
-        if promoted:
-            continue
+        if store.memories.find(memory.content, target.name, project=project) is not None:
+            continue  # promoted already (in whatever status)
         drafts.append(
             ProposalDraft(
                 diff_type="memory_entry",
@@ -95,13 +93,13 @@ def retrieved_facts(store: Any, project: str) -> list[ProposalDraft]:
     return drafts
 
 
-def interaction_styles(store: Any, project: str) -> list[ProposalDraft]:
+def interaction_styles(store: Store, project: str) -> list[ProposalDraft]:
     intent = [c for c in store.categories() if c.kind == "intent"]
     if not intent:
         return []
     cells = grid(store).category_cells if has_grid(store) else {}
 
-    def rank(category: Any) -> tuple[int, int, str]:
+    def rank(category: Category) -> tuple[int, int, str]:
         cell = cells.get(category.name)
         referent = split_cell(cell)[1] if cell else ""
         order = REFERENTS.index(referent) if referent in REFERENTS else len(REFERENTS)
@@ -109,18 +107,16 @@ def interaction_styles(store: Any, project: str) -> list[ProposalDraft]:
 
     target = min(intent, key=rank)
     drafts = []
-    for actor, counts in sorted(acts.distribution(store, project=project).items()):
+    for actor, counts in sorted(act_distribution(store, project=project).items()):
         total = sum(counts.values())
-        act = acts.predominant(counts, share=STYLE_SHARE)
+        act = predominant_act(counts, share=STYLE_SHARE)
         if total < STYLE_INTERACTIONS or act is None:
             continue
         content = f"Interactions with {actor} are predominantly {act} ({GLOSS.get(act, act)})."
-        known = store.db.execute(
-            "SELECT 1 FROM memories WHERE project = ? AND category = ? AND content = ?",
-            [project, target.name, content],
-        ).fetchone()
-        if known:
-            continue
+        known = store.memories.find(content, target.name, project=project)
+        if known is not None and known.content == content:
+            continue  # stated already (in whatever status)
+        # Links, cells and memories together: no facade reads this join.
         evidence = [
             row[0]
             for row in store.db.execute(
@@ -149,5 +145,5 @@ def interaction_styles(store: Any, project: str) -> list[ProposalDraft]:
 
 
 @hookimpl
-def detect_patterns(store: Any, project: str) -> list[ProposalDraft]:
+def detect_patterns(store: Store, project: str) -> list[ProposalDraft]:
     return retrieved_facts(store, project) + interaction_styles(store, project)

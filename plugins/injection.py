@@ -14,18 +14,17 @@ category's second, so a large category cannot crowd out the rest); then
 standalone memories, which fill what is left. Within a tier: directives
 (intent) before facts, categories in the store's priority order, importance,
 then the documented tie-breaks (seen count, last seen: recent first, id:
-older first). Memory text is escaped (``plugin_sdk.stages.inject.indent_lines``) so no
+older first). Memory text is escaped (``indent_lines``) so no
 memory can close or forge the block.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from plugin_sdk import hookimpl
-from plugin_sdk.plugin.records import Candidate, Ranked
-from plugin_sdk.stages.inject import indent_lines
+from plugin_sdk.plugin import Candidate, Ranked, Store, hookimpl, indent_lines
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -35,19 +34,22 @@ SECTIONS = (
 
 
 @hookimpl(trylast=True)
-def injection_candidates(store: Any, project: str) -> Sequence[Candidate]:
-    db = store.db
+def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
     counter = store.tokenizer
     priority = {c.name: c.priority for c in store.categories()}
-    rows = db.execute(_CANDIDATES, [counter.name, project]).fetchall()
+    # Categories, composites and cells joined in one index-only read: no
+    # facade covers it. Rows are sqlite3.Row, which Ranked reads by name
+    # (``memory_id``); this module reads its own rows by position, for speed.
+    cursor = store.db.conn.cursor()
+    cursor.row_factory = sqlite3.Row
+    rows = cursor.execute(_CANDIDATES, [counter.name, project]).fetchall()
 
-    def make(row: Any) -> Candidate:
+    def make(row: sqlite3.Row) -> Candidate:
+        # Unpacked in the order of _CANDIDATES below (this module's own query).
         memory_id, category, kind, importance, tokens, seen, last_seen, pin, head, strength = row
         text = None
         if tokens is None:  # no count from this tokenizer cached: count the text once
-            text = db.execute("SELECT content FROM memories WHERE id = ?", [memory_id]).fetchone()[
-                0
-            ]
+            text = store.memories.get(memory_id).content
             tokens = counter.count(text)
         return Candidate(
             memory_id,
@@ -67,30 +69,34 @@ def injection_candidates(store: Any, project: str) -> Sequence[Candidate]:
 
     # Pinned rows and headers come first (SQL's order); only they are built
     # here, the rest when the injector reaches them.
-    split = next((n for n, row in enumerate(rows) if not row[7] and not row[8]), len(rows))
-    pinned = [make(row) for row in rows[:split] if row[7]]
-    headers = [make(row) for row in rows[:split] if not row[7]]
+    split = next((n for n, row in enumerate(rows) if not row[PINNED] and not row[HEAD]), len(rows))
+    pinned = [make(row) for row in rows[:split] if row[PINNED]]
+    headers = [make(row) for row in rows[:split] if not row[PINNED]]
     turns: dict[str, int] = {}
     for candidate in headers:  # headers take turns across categories
         candidate.turn = turns.get(candidate.category, 0)
         turns[candidate.category] = candidate.turn + 1
     order = {id(c): position for position, c in enumerate(headers)}
     headers.sort(key=lambda c: (c.turn, order[id(c)]))
-    counts = [row[4] for row in rows if row[4] is not None]
+    counts = [row[TOKENS] for row in rows if row[TOKENS] is not None]
     least = min(counts) if len(counts) == len(rows) and counts else -1
     return Ranked(pinned + headers, rows[split:], make, least)
 
 
+TOKENS, PINNED, HEAD = 4, 7, 8  # positions in _CANDIDATES, read in bulk
+
+
 # Read from the memories_inject covering index alone, never from the rows
 # (the text inside them would make the read slow); in rank order but for the
-# headers' turns. A token count from another tokenizer reads as NULL.
+# headers' turns. A token count from another tokenizer reads as NULL. Every
+# column is named (AS), as the rows are read by name.
 _CANDIDATES = """
-SELECT m.id, m.category, m.kind, m.importance,
-       CASE WHEN m.tokenizer = ? THEN m.token_count END,
-       m.seen_count, m.last_seen_at, m.pinned,
+SELECT m.id AS memory_id, m.category AS category, m.kind AS kind, m.importance AS importance,
+       CASE WHEN m.tokenizer = ? THEN m.token_count END AS tokens,
+       m.seen_count AS seen_count, m.last_seen_at AS last_seen_at, m.pinned AS pinned,
        (SELECT MIN(c.type) FROM composites c
         WHERE c.head_memory_id = m.id AND c.type IN ('sequence', 'theme')) AS head,
-       g.strength
+       g.strength AS strength
 FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
 LEFT JOIN memory_cells g ON g.memory_id = m.id
 WHERE m.project = ? AND m.status = 'active'
@@ -104,7 +110,7 @@ ORDER BY m.pinned DESC, head IS NOT NULL DESC, m.kind != 'intent', c.priority, m
 
 
 @hookimpl(trylast=True)
-def injection_rank(store: Any, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
+def injection_rank(store: Store, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
     # A total order: pinned, headers (the table of contents, taking turns
     # across categories), then standalone memories; within each, directives
     # before facts, category priority, importance, strength (as the last
@@ -139,7 +145,7 @@ def injection_rank(store: Any, candidates: Sequence[Candidate]) -> Sequence[Cand
 
 
 @hookimpl(trylast=True)
-def injection_render(store: Any, chosen: list[Candidate]) -> str:
+def injection_render(store: Store, chosen: list[Candidate]) -> str:
     order = {name: index for index, name in enumerate(store.category_names())}
     sections: dict[str, dict[str, list[Candidate]]] = {key: {} for key, _ in SECTIONS}
     for candidate in chosen:

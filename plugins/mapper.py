@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.plugin import DreamerTask, Store, TaskContext, hookimpl
 
 MIN_GROUP = 3
 OTHER = "other"
@@ -53,7 +52,7 @@ def _weight(term: str, df: int) -> float:
     return df * (2.0 if any(not ch.isalpha() for ch in term) else 1.0)
 
 
-def _existing_terms(store: Any, category: str) -> set[str]:
+def _existing_terms(store: Store, category: str) -> set[str]:
     prefix = _header_prefix(category)
     return {
         memory.content.removeprefix(prefix)
@@ -67,7 +66,7 @@ def _header_prefix(category: str) -> str:
     return f"{category}: "
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
     names = store.category_names()
     index = context.cursor or 0
@@ -80,19 +79,29 @@ def run(context: Any) -> int:
     return max(1, grouped)
 
 
-def _map_category(store: Any, project: str, category: str) -> int:
-    db = store.db
-    rows = db.execute(
-        """SELECT id, content FROM memories m
-           WHERE project = ? AND category = ? AND status = 'active'
-             AND id NOT IN (SELECT d.member_memory_id FROM composite_members d
-                            JOIN composites c ON c.id = d.composite_id
-                            WHERE c.type IN ('sequence', 'theme'))
-             AND id NOT IN (SELECT head_memory_id FROM composites WHERE type = 'theme')
-           ORDER BY id""",
-        [project, category],
+def _grouped(store: Store) -> set[int]:
+    """Ids that already belong to a group: details of fragments, members and heads of themes.
+
+    Read from the composite tables directly: no facade lists every member of
+    every composite of a type (``store.composites.all`` reads one project's
+    composites one at a time).
+    """
+    rows = store.db.execute(
+        """SELECT d.member_memory_id FROM composite_members d
+           JOIN composites c ON c.id = d.composite_id
+           WHERE c.type IN ('sequence', 'theme')
+           UNION SELECT head_memory_id FROM composites WHERE type = 'theme'"""
     ).fetchall()
-    vocab = {memory_id: terms(content) for memory_id, content in rows}
+    return {row[0] for row in rows}
+
+
+def _map_category(store: Store, project: str, category: str) -> int:
+    grouped = _grouped(store)
+    vocab = {
+        memory.id: terms(memory.content)
+        for memory in store.memories.iter(project=project, category=category)
+        if memory.id not in grouped
+    }
     df = Counter(term for words in vocab.values() for term in words)
     groups: dict[str, list[int]] = {}
     for memory_id, words in vocab.items():
@@ -138,12 +147,12 @@ def _map_category(store: Any, project: str, category: str) -> int:
     return count
 
 
-def total(store: Any) -> int:
+def total(store: Store) -> int:
     return len(store.category_names())
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="map",

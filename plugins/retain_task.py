@@ -1,16 +1,22 @@
-"""Built-in dreamer task ``retain``: the Retain Job over the observation inbox (``plugin_sdk/retain/job.py``)."""
+"""Built-in dreamer task ``retain``: the Retain Job over the observation inbox.
+
+The work itself is the Retain Job (``plugin_sdk/retain/job.py``, see
+``docs/retain.md``); this task only schedules it, one bounded batch per run.
+The job is the retain area's machinery, not plugin API (a plugin extends it
+with ``register_retain_handlers`` and ``schema_fit``), hence the import from
+``plugin_sdk.retain.job``. The inbox count reads the ``observations`` table,
+which no facade covers.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.grid.policy import has_grid
-from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.plugin import DreamerTask, Store, TaskContext, has_grid, hookimpl
 from plugin_sdk.retain.job import RetainJob, RetainReport
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
     if not inbox_count(store):
         return 0
@@ -22,7 +28,7 @@ def run(context: Any) -> int:
     return handled
 
 
-def inbox_count(store: Any) -> int:
+def inbox_count(store: Store) -> int:
     if not has_grid(store):
         return 0
     row = store.db.execute(
@@ -33,7 +39,7 @@ def inbox_count(store: Any) -> int:
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="retain",

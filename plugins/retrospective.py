@@ -10,30 +10,30 @@ person: intent memories are never written by the dreamer itself.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.model.prompts import dreamer_retrospective
-from plugin_sdk.model.tagged import parse_tagged
-from plugin_sdk.plugin.records import DreamerTask, Prompt
+from plugin_sdk.plugin import (
+    DreamerTask,
+    Memory,
+    Prompt,
+    Store,
+    TaskContext,
+    dreamer_retrospective,
+    hookimpl,
+    parse_tagged,
+)
 
 RECURRING = 2
 
 
-def _candidates(store: Any, project: str, after: int, limit: int) -> list[Any]:
+def _candidates(store: Store, project: str, after: int, limit: int) -> list[Memory]:
     promotable = [c.name for c in store.categories() if c.promotable and c.kind == "content"]
-    if not promotable:
-        return []
-    marks = ", ".join("?" * len(promotable))
-    rows = store.db.query(
-        f"""SELECT id FROM memories WHERE project = ? AND status = 'active' AND id > ?
-            AND seen_count >= ? AND category IN ({marks}) ORDER BY id LIMIT ?""",
-        [project, after, RECURRING, *promotable, limit],
+    return store.memories.list(
+        project=project, category=promotable, min_seen=RECURRING, after_id=after, limit=limit
     )
-    return [store.memories.get(row["id"]) for row in rows]
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
     batch = _candidates(store, context.project, context.cursor or 0, context.batch_size)
     if not batch:
@@ -82,7 +82,7 @@ def run(context: Any) -> int:
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="retrospective",

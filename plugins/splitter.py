@@ -8,9 +8,8 @@ piece of its own (the preamble).
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from plugin_sdk import hookimpl
+from plugin_sdk.plugin import Memory, Store, hookimpl
 
 STEP = re.compile(r"^[ \t]*\d{1,3}[.)][ \t]+\S", re.MULTILINE)
 SETTING = re.compile(r"^[ \t]*[\w.\-/\[\]]+[ \t]*=[ \t]*\S", re.MULTILINE)
@@ -35,5 +34,5 @@ def split_text(text: str) -> list[str] | None:
 
 
 @hookimpl(trylast=True)
-def split_memory(store: Any, memory: Any) -> list[str] | None:
+def split_memory(store: Store, memory: Memory) -> list[str] | None:
     return split_text(memory.content)

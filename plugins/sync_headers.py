@@ -11,14 +11,13 @@ Either way the sequence is no longer stale.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.errors import DuplicateMemory
-from plugin_sdk.plugin.records import DreamerTask, Prompt
+from plugin_sdk import DuplicateMemory
+from plugin_sdk.plugin import DreamerTask, Memory, Prompt, Store, TaskContext, hookimpl
 
 
-def _summary(store: Any, header: Any, details: list[Any]) -> str | None:
+def _summary(store: Store, header: Memory, details: list[Memory]) -> str | None:
     listing = "\n".join(f"- {d.content}" for d in details)
     prompt = Prompt(
         "header_sync",
@@ -30,7 +29,7 @@ def _summary(store: Any, header: Any, details: list[Any]) -> str | None:
     return " ".join(reply.split()) if reply and reply.strip() else None
 
 
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     store = context.store
     stale = store.composites.stale()[: context.batch_size]
     if not stale:
@@ -65,7 +64,7 @@ def run(context: Any) -> int:
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="sync-headers",

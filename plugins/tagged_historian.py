@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from plugin_sdk import hookimpl
-from plugin_sdk.model.prompts import historian_system
-from plugin_sdk.model.tagged import parse_tagged
-from plugin_sdk.plugin.records import Admission, Fact, ParsedReply, Prompt
+from plugin_sdk.plugin import (
+    Admission,
+    Fact,
+    Memory,
+    ParsedReply,
+    Prompt,
+    Store,
+    historian_system,
+    hookimpl,
+    parse_tagged,
+)
 
 
 @hookimpl(trylast=True)
-def historian_prompt(store: Any, messages: list[dict[str, str]], view: list[Any]) -> Prompt:
+def historian_prompt(store: Store, messages: list[dict[str, str]], view: list[Memory]) -> Prompt:
     transcript = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
     known = "\n".join(f"- [{m.category}] {' '.join(m.content.split())}" for m in view)
     user = f"# Transcript chunk\n{transcript}\n"
@@ -21,12 +26,12 @@ def historian_prompt(store: Any, messages: list[dict[str, str]], view: list[Any]
 
 
 @hookimpl(trylast=True)
-def historian_parse(store: Any, reply: str) -> ParsedReply:
+def historian_parse(store: Store, reply: str) -> ParsedReply:
     return parse_tagged(reply)
 
 
 @hookimpl(trylast=True)
-def historian_admit(store: Any, fact: Fact) -> Admission:
+def historian_admit(store: Store, fact: Fact) -> Admission:
     names = store.category_names()
     if fact.category in names:
         return Admission("write")

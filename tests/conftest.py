@@ -20,6 +20,10 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# The fixtures memsdk offers plugin authors (memsdk_store, memsdk_plugins,
+# scripted_model), used as a third party would use them.
+pytest_plugins = ["plugin_sdk.testing"]
+
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
 

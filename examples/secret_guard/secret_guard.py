@@ -14,12 +14,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
 
 import click
 
-from plugin_sdk import hookimpl
-from plugin_sdk.plugin import Admission, DreamerTask, Fact
+from plugin_sdk.plugin import Admission, DreamerTask, Fact, TaskContext, hookimpl
 
 PATTERNS = (
     ("an API key (sk-...)", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
@@ -45,27 +44,23 @@ def historian_admit(fact: Fact) -> Admission | None:
     return Admission("quarantine", f"secret_guard: looks like {kind}")
 
 
-def sweep(context: Any) -> int:
+def sweep(context: TaskContext) -> int:
     """One batch of ``secret-sweep``: archive what looks like a credential."""
-    rows = list(
-        context.store.db.query(
-            """SELECT id, content FROM memories
-               WHERE project = ? AND status = 'active' AND id > ? ORDER BY id LIMIT ?""",
-            [context.project, context.cursor or 0, context.batch_size],
-        )
+    batch = context.store.memories.list(
+        project=context.project, after_id=context.cursor or 0, limit=context.batch_size
     )
-    if not rows:
+    if not batch:
         return 0
     with context.batch():
-        for row in rows:
-            if looks_like_secret(row["content"]):
-                context.store.memories.archive(row["id"])
-        context.save(rows[-1]["id"], len(rows))
-    return len(rows)
+        for memory in batch:
+            if looks_like_secret(memory.content):
+                context.store.memories.archive(memory.id)
+        context.save(batch[-1].id, len(batch))
+    return len(batch)
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="secret-sweep",

@@ -11,6 +11,12 @@ and return are exported here too, as are the store types they receive::
     def injection_rank(store: Store, candidates: list[Candidate]) -> list[Candidate]:
         return sorted(candidates, key=lambda c: c.memory_id)
 
+Besides the marker, the records and the types, the helpers memsdk's own
+plugins use are exported too, so a plugin can reuse them: the tagged parser
+and the prompt builders, the rule-based classifiers' fallbacks, the grid's
+vocabulary and policy, act distributions, and ``indent_lines`` for rendering
+memory text. The built-in plugins import from here, as a third party would.
+
 Register the module through the ``memsdk`` entry-point group (see
 ``docs/writing-a-plugin.md``); test it with the fixtures in
 :mod:`plugin_sdk.testing`. Modules not exported here or from ``plugin_sdk``
@@ -24,8 +30,29 @@ from typing import TYPE_CHECKING
 from plugin_sdk._lazy import exports
 
 if TYPE_CHECKING:  # what the table serves, for type checkers and editors
+    from plugin_sdk.grid.acts import (
+        distribution as act_distribution,
+    )
+    from plugin_sdk.grid.acts import (
+        predominant as predominant_act,
+    )
+    from plugin_sdk.grid.cells import (
+        rule_cell,
+    )
     from plugin_sdk.grid.entities import (
         Entity,
+    )
+    from plugin_sdk.grid.policy import (
+        grid,
+        has_grid,
+    )
+    from plugin_sdk.model.prompts import (
+        dreamer_curate,
+        dreamer_retrospective,
+        historian_system,
+    )
+    from plugin_sdk.model.tagged import (
+        parse_tagged,
     )
     from plugin_sdk.plugin.hookspecs import (
         PROJECT_NAME,
@@ -39,6 +66,7 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.plugin.records import (
         Admission,
         Candidate,
+        CandidateRow,
         CellDecision,
         Classification,
         DreamerTask,
@@ -55,26 +83,42 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.proposals.filing import (
         ProposalDraft,
     )
+    from plugin_sdk.stages.classify import (
+        rule_classification,
+    )
+    from plugin_sdk.stages.dreamer import (
+        TaskContext,
+    )
+    from plugin_sdk.stages.inject import (
+        indent_lines,
+    )
     from plugin_sdk.store.connection import (
         Store,
     )
     from plugin_sdk.store.models import (
+        ACTS,
+        MEMORY_TYPES,
+        REFERENTS,
         Category,
         Memory,
+        split_cell,
     )
     from plugin_sdk.store.tokens import (
         TokenCounter,
     )
 
 _EXPORTS = {
+    "ACTS": "plugin_sdk.store.models",
     "Admission": "plugin_sdk.plugin.records",
     "Candidate": "plugin_sdk.plugin.records",
+    "CandidateRow": "plugin_sdk.plugin.records",
     "Category": "plugin_sdk.store.models",
     "CellDecision": "plugin_sdk.plugin.records",
     "Classification": "plugin_sdk.plugin.records",
     "DreamerTask": "plugin_sdk.plugin.records",
     "Entity": "plugin_sdk.grid.entities",
     "Fact": "plugin_sdk.plugin.records",
+    "MEMORY_TYPES": "plugin_sdk.store.models",
     "Malformed": "plugin_sdk.plugin.records",
     "Memory": "plugin_sdk.store.models",
     "Observation": "plugin_sdk.plugin.records",
@@ -85,19 +129,37 @@ _EXPORTS = {
     "PluginManager": "plugin_sdk.plugin.manager",
     "Prompt": "plugin_sdk.plugin.records",
     "ProposalDraft": "plugin_sdk.proposals.filing",
+    "REFERENTS": "plugin_sdk.store.models",
     "Ranked": "plugin_sdk.plugin.records",
     "RetainHandler": "plugin_sdk.plugin.records",
     "Store": "plugin_sdk.store.connection",
+    "TaskContext": "plugin_sdk.stages.dreamer",
     "TokenCounter": "plugin_sdk.store.tokens",
+    "act_distribution": "plugin_sdk.grid.acts:distribution",
+    "dreamer_curate": "plugin_sdk.model.prompts",
+    "dreamer_retrospective": "plugin_sdk.model.prompts",
+    "grid": "plugin_sdk.grid.policy",
+    "has_grid": "plugin_sdk.grid.policy",
+    "historian_system": "plugin_sdk.model.prompts",
     "hookimpl": "plugin_sdk.plugin.hookspecs",
     "hookspec": "plugin_sdk.plugin.hookspecs",
+    "indent_lines": "plugin_sdk.stages.inject",
     "make_plugin_manager": "plugin_sdk.plugin.manager",
+    "parse_tagged": "plugin_sdk.model.tagged",
+    "predominant_act": "plugin_sdk.grid.acts:predominant",
+    "rule_cell": "plugin_sdk.grid.cells",
+    "rule_classification": "plugin_sdk.stages.classify",
+    "split_cell": "plugin_sdk.store.models",
 }
 
 __all__ = [
+    "ACTS",
+    "MEMORY_TYPES",
     "PROJECT_NAME",
+    "REFERENTS",
     "Admission",
     "Candidate",
+    "CandidateRow",
     "Category",
     "CellDecision",
     "Classification",
@@ -116,9 +178,22 @@ __all__ = [
     "Ranked",
     "RetainHandler",
     "Store",
+    "TaskContext",
     "TokenCounter",
+    "act_distribution",
+    "dreamer_curate",
+    "dreamer_retrospective",
+    "grid",
+    "has_grid",
+    "historian_system",
     "hookimpl",
     "hookspec",
+    "indent_lines",
     "make_plugin_manager",
+    "parse_tagged",
+    "predominant_act",
+    "rule_cell",
+    "rule_classification",
+    "split_cell",
 ]
 __getattr__, __dir__ = exports(__name__, _EXPORTS)

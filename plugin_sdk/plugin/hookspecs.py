@@ -200,7 +200,7 @@ def classify_cell(
     illocutionary act.
     A cell classifier never changes a category.
 
-    :param store: the store (its grid: ``plugin_sdk.grid.policy.grid(store)``).
+    :param store: the store (its grid: ``grid(store)``, from ``plugin_sdk.plugin``).
     :param text: the memory's text, or an entity's name with ``:`` as spaces.
     :param category: the memory's category; ``None`` for an entity.
     :param interaction: whether to decide an illocutionary act too.

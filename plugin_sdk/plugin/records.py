@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 import attrs
 
 if TYPE_CHECKING:
+    from plugin_sdk.stages.dreamer import TaskContext
     from plugin_sdk.store.connection import Store
 
 
@@ -107,12 +108,23 @@ class Candidate:
     strength: float = -1.0  # from the last consolidation pass; -1.0 when never computed
 
 
+class CandidateRow(Protocol):
+    """A raw row :class:`Ranked` can hold: it carries the memory id under the name ``memory_id``.
+
+    A ``sqlite3.Row`` of a query that selects ``... AS memory_id`` is one; so
+    is a ``dict``.
+    """
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
 class Ranked(Sequence[Candidate]):
     """Candidates already in the built-in rank order, made only when reached.
 
     ``first`` are made up front; ``rows`` are raw rows that ``make`` turns into
     candidates on demand, so an injection that fills its budget early never
-    builds the rest. ``ids()`` gives every id without building anything, and
+    builds the rest. ``ids()`` gives every id without building anything (it
+    reads each row's ``memory_id`` by name, whatever else the row holds), and
     ``min_tokens`` is the smallest token count among all of them (-1 where
     unknown), which lets the injector stop once nothing more can fit.
     """
@@ -120,7 +132,7 @@ class Ranked(Sequence[Candidate]):
     def __init__(
         self,
         first: list[Candidate],
-        rows: Sequence[Any],
+        rows: Sequence[CandidateRow],
         make: Callable[[Any], Candidate],
         min_tokens: int,
     ) -> None:
@@ -153,7 +165,7 @@ class Ranked(Sequence[Candidate]):
         return self.make(self.rows[index - len(self.first)])
 
     def ids(self) -> list[int]:
-        return [c.memory_id for c in self.first] + [row[0] for row in self.rows]
+        return [c.memory_id for c in self.first] + [row["memory_id"] for row in self.rows]
 
 
 @attrs.frozen
@@ -168,7 +180,7 @@ class DreamerTask:
 
     name: str
     description: str
-    run: Callable[[Any], int]
+    run: Callable[[TaskContext], int]
     schedule: str = "daily"  # a hint for hosts: "hourly", "daily", "weekly", "manual"
     batch_size: int = 50
     total: Callable[[Store], int] | None = None  # how many items a full pass covers

@@ -33,14 +33,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
 from plugin_sdk.grid.cells import decide, place
 from plugin_sdk.grid.policy import has_grid
-from plugin_sdk.plugin.records import Classification
+from plugin_sdk.plugin.records import CellDecision, Classification
+from plugin_sdk.store.memories import ORDERS
 from plugin_sdk.store.models import Memory
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def rule_classification(store: Store, memory: Memory) -> Classification:
     return Classification(importance, memory.scope, memory.shareable, "rules")
 
 
-IMPORTANCE_ORDER = "importance DESC, seen_count DESC, last_seen_at DESC, id ASC"
+IMPORTANCE_ORDER = ORDERS["importance"]
 
 
 def by_importance(memories: Iterable[Memory]) -> list[Memory]:
@@ -89,34 +90,63 @@ class ClassifyReport:
 def classify(
     store: Store, *, project: str | None = None, ids: list[int] | None = None
 ) -> ClassifyReport:
-    """Classify active memories of a project (or the given ids) and store the results."""
+    """Classify active memories of a project (or the given ids) and store the results.
+
+    Memories are read, decided and written :data:`BATCH` at a time, one
+    transaction per batch.
+    """
     report = ClassifyReport()
-    placing = has_grid(store)
-    if ids is None:
-        memories = store.memories.list(project=project, limit=None)
-    else:
-        memories = [store.memories.get(memory_id) for memory_id in ids]
-    for start in range(0, len(memories), BATCH):
-        batch = memories[start : start + BATCH]
-        decisions = [(m, store.plugins.hook.classify_memory(store=store, memory=m)) for m in batch]
-        cells = [(m.id, decide(store, m)) for m in batch] if placing else []
-        with store.atomic():
-            report.placed += place(store, cells)
-            for memory, decision in decisions:
-                report.classified += 1
-                report.signals[decision.signal] = report.signals.get(decision.signal, 0) + 1
-                if apply(store, memory, decision):
-                    report.changed += 1
+    if ids is not None:
+        for start in range(0, len(ids), BATCH):
+            batch = [store.memories.get(memory_id) for memory_id in ids[start : start + BATCH]]
+            write_batch(store, decide_batch(store, batch), report)
+        return report
+    after = 0
+    while batch := store.memories.list(project=project, after_id=after, limit=BATCH):
+        write_batch(store, decide_batch(store, batch), report)
+        after = batch[-1].id
+    return report
+
+
+@attrs.frozen
+class Decisions:
+    """What classify decided for a batch of memories, before anything is written."""
+
+    ratings: list[tuple[Memory, Classification]]
+    cells: list[tuple[int, CellDecision]]  # empty when no installed pack has a grid
+
+
+def decide_batch(store: Store, memories: Sequence[Memory]) -> Decisions:
+    """Ask the ``classify_memory`` and ``classify_cell`` hooks about each memory.
+
+    Writes nothing: call it outside a transaction (the hooks may call the
+    host's model), then store the result with :func:`write_batch`.
+    """
+    hook = store.plugins.hook.classify_memory
+    ratings = [(m, hook(store=store, memory=m)) for m in memories]
+    cells = [(m.id, decide(store, m)) for m in memories] if has_grid(store) else []
+    return Decisions(ratings, cells)
+
+
+def write_batch(
+    store: Store, decisions: Decisions, report: ClassifyReport | None = None
+) -> ClassifyReport:
+    """Store a batch's decisions in one transaction (a savepoint inside an open one)."""
+    report = report if report is not None else ClassifyReport()
+    with store.atomic():
+        report.placed += place(store, decisions.cells)
+        for memory, decision in decisions.ratings:
+            report.classified += 1
+            report.signals[decision.signal] = report.signals.get(decision.signal, 0) + 1
+            if apply(store, memory, decision):
+                report.changed += 1
     return report
 
 
 def apply(store: Store, memory: Memory, decision: Classification) -> bool:
     """Write a classification (inside a transaction); True if anything changed."""
-    new = (int(decision.importance), decision.scope, int(decision.shareable))
-    if new == (memory.importance, memory.scope, int(memory.shareable)):
+    new = (int(decision.importance), decision.scope, bool(decision.shareable))
+    if new == (memory.importance, memory.scope, memory.shareable):
         return False
-    store.db.execute(
-        "UPDATE memories SET importance = ?, scope = ?, shareable = ?, updated_at = ? WHERE id = ?",
-        [*new, store.now(), memory.id],
-    )
+    store.memories.update(memory.id, importance=new[0], scope=new[1], shareable=new[2])
     return True

@@ -267,11 +267,6 @@ class Dreamer:
             )
 
 
-def active_memories(store: Store) -> int:
-    """A task's ``total`` when its pass walks every active memory of the project."""
-    return store.memories.count()
-
-
 def registered_tasks(store: Store) -> dict[str, DreamerTask]:
     """Tasks from every plugin; a name registered twice is an error naming it."""
     tasks: dict[str, DreamerTask] = {}

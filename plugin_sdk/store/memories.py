@@ -1,4 +1,4 @@
-"""The memory API: write, get, search, update, archive, list.
+"""The memory API: write, get, search, iter and list, update, archive.
 
 A write is deduplicated on ``(project, category, normalized_hash)``: writing
 the same normalized text (see ``normalize.py``) in the same category of the
@@ -15,9 +15,10 @@ and writes nothing. Text that must be kept although its category is unknown
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import (
@@ -51,6 +52,15 @@ ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
     last_seen_at = excluded.last_seen_at
 RETURNING id, seen_count, status
 """
+
+
+#: The orders :meth:`Memories.iter` knows, by name (the SQL is never the caller's).
+ORDERS = {
+    "id": "id",
+    "-id": "id DESC",
+    "importance": "importance DESC, seen_count DESC, last_seen_at DESC, id ASC",
+    "retrievals": "retrieval_count DESC, id",
+}
 
 
 class Memories:
@@ -274,41 +284,188 @@ class Memories:
             raise InvalidMemory(f"bad search query {query!r}: {error}") from error
         return [SearchHit(memory=Memory.from_row(row), rank=row["rank"]) for row in rows]
 
+    def iter(
+        self,
+        *,
+        project: str | None = None,
+        status: str | Sequence[str] | None = "active",
+        category: str | Sequence[str] | None = None,
+        kind: str | None = None,
+        cell: str | None = None,
+        act: str | None = None,
+        min_id: int | None = None,
+        max_id: int | None = None,
+        after_id: int | None = None,
+        min_seen: int | None = None,
+        min_retrievals: int | None = None,
+        order: str = "id",
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Iterator[Memory]:
+        """Memories of a project, streamed one at a time (never the whole table at once).
+
+        Filters (all optional; every value is a bound parameter):
+
+        - ``project``: default the store's; ``status``: one, several, or
+          ``None`` for any (default ``"active"``); ``category``: one or
+          several (an empty list matches nothing); ``kind``;
+        - ``cell`` (``"episodic.self"``) and ``act`` (``"directive"``): the
+          memories classify placed there (see ``cells.py``);
+        - ``min_id`` and ``max_id`` (inclusive); ``after_id``: the memories
+          after this id in the order (``"id"`` or ``"-id"``), for batches;
+        - ``min_seen`` and ``min_retrievals``: at least this ``seen_count``
+          or ``retrieval_count``.
+
+        ``order`` is one of :data:`ORDERS`: ``"id"`` (oldest first, the
+        default), ``"-id"`` (newest first), ``"importance"`` (the documented
+        importance order with its tie-breaks) or ``"retrievals"`` (most
+        retrieved first, then oldest). ``limit`` and ``offset`` bound the
+        result. Rows are read from SQLite as the caller iterates; a caller
+        that writes while iterating should read in batches (``list`` with
+        ``after_id`` and ``limit``) instead.
+        """
+        sql, params = self._select(
+            project=project,
+            status=status,
+            category=category,
+            kind=kind,
+            cell=cell,
+            act=act,
+            min_id=min_id,
+            max_id=max_id,
+            after_id=after_id,
+            min_seen=min_seen,
+            min_retrievals=min_retrievals,
+            order=order,
+            limit=limit,
+            offset=offset,
+        )
+        if sql is None:
+            return
+        for row in self.db.query(sql, params):
+            yield Memory.from_row(row)
+
     def list(
         self,
         *,
         project: str | None = None,
-        category: str | None = None,
+        status: str | Sequence[str] | None = "active",
+        category: str | Sequence[str] | None = None,
         kind: str | None = None,
-        status: str | None = "active",
-        limit: int | None = 100,
-        offset: int = 0,
         cell: str | None = None,
         act: str | None = None,
-    ) -> list[Memory]:
-        """Memories of a project, oldest first, filtered by category, kind, status.
+        min_id: int | None = None,
+        max_id: int | None = None,
+        after_id: int | None = None,
+        min_seen: int | None = None,
+        min_retrievals: int | None = None,
+        order: str = "id",
+        limit: int | None = 100,
+        offset: int = 0,
+    ) -> builtins.list[Memory]:
+        """Like :meth:`iter`, as a list of at most ``limit`` memories (default 100; ``None``: all).
 
-        ``status=None`` lists every status. ``cell`` (``"episodic.self"``) and
-        ``act`` (``"directive"``) keep the memories classify placed there (see
-        ``grid/cells.py``).
+        A pass over a large project reads it in batches by id::
+
+            after = 0
+            while batch := store.memories.list(after_id=after, limit=200):
+                ...
+                after = batch[-1].id
         """
-        if status is not None and status not in MEMORY_STATUSES:
-            raise InvalidMemory(
-                f"unknown status {status!r}; statuses are {', '.join(MEMORY_STATUSES)}"
+        return builtins.list(
+            self.iter(
+                project=project,
+                status=status,
+                category=category,
+                kind=kind,
+                cell=cell,
+                act=act,
+                min_id=min_id,
+                max_id=max_id,
+                after_id=after_id,
+                min_seen=min_seen,
+                min_retrievals=min_retrievals,
+                order=order,
+                limit=limit,
+                offset=offset,
             )
-        clauses: list[str] = ["project = ?"]
-        params: list[Any] = [project or self.store.project]
-        for column, value in (("category", category), ("kind", kind), ("status", status)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
+        )
+
+    def find(self, content: str, category: str, *, project: str | None = None) -> Memory | None:
+        """The memory, of any status, that writing ``content`` to ``category`` would fold into.
+
+        Two texts are the same memory when their normalized forms are equal
+        (see the module docstring); ``None`` when the project has no such memory.
+        """
+        rows = list(
+            self.db.query(
+                """SELECT * FROM memories WHERE project = ? AND category = ?
+                   AND normalized_hash = ?""",
+                [project or self.store.project, category, normalized_hash(_check_content(content))],
+            )
+        )
+        return Memory.from_row(rows[0]) if rows else None
+
+    def _select(
+        self,
+        *,
+        project: str | None,
+        status: str | Sequence[str] | None,
+        category: str | Sequence[str] | None,
+        kind: str | None,
+        cell: str | None,
+        act: str | None,
+        min_id: int | None,
+        max_id: int | None,
+        after_id: int | None,
+        min_seen: int | None,
+        min_retrievals: int | None,
+        order: str,
+        limit: int | None,
+        offset: int,
+    ) -> tuple[str | None, builtins.list[Any]]:
+        """The query :meth:`iter` runs, or ``None`` when the filters match nothing."""
+        if order not in ORDERS:
+            raise InvalidMemory(f"unknown order {order!r}; orders are {', '.join(ORDERS)}")
+        clauses: builtins.list[str] = ["project = ?"]
+        params: builtins.list[Any] = [project or self.store.project]
+        statuses = _names(status)
+        for value in statuses or ():
+            if value not in MEMORY_STATUSES:
+                raise InvalidMemory(
+                    f"unknown status {value!r}; statuses are {', '.join(MEMORY_STATUSES)}"
+                )
+        categories = _names(category)
+        if statuses == [] or categories == []:
+            return None, []
+        for column, values in (("status", statuses), ("category", categories)):
+            if values is not None:
+                clauses.append(f"{column} IN ({', '.join('?' * len(values))})")
+                params.extend(values)
+        if kind is not None:
+            clauses.append("kind = ?")
+            params.append(kind)
+        if after_id is not None:
+            if order not in ("id", "-id"):
+                raise InvalidMemory(f"after_id needs order 'id' or '-id', not {order!r}")
+            clauses.append("id > ?" if order == "id" else "id < ?")
+            params.append(after_id)
+        for condition, bound in (
+            ("id >= ?", min_id),
+            ("id <= ?", max_id),
+            ("seen_count >= ?", min_seen),
+            ("retrieval_count >= ?", min_retrievals),
+        ):
+            if bound is not None:
+                clauses.append(condition)
+                params.append(bound)
         if cell is not None or act is not None:
             clauses.append(_cell_clause(cell, act, params))
-        sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY id"
-        if limit is not None:
+        sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY {ORDERS[order]}"
+        if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
-            params += [limit, offset]
-        return [Memory.from_row(row) for row in self.db.query(sql, params)]
+            params += [-1 if limit is None else limit, offset]
+        return sql, params
 
     def count(self, *, project: str | None = None, status: str = "active") -> int:
         """How many memories of a project have a status (read from an index)."""
@@ -521,6 +678,13 @@ def _check_importance(importance: int) -> None:
         or not 1 <= importance <= 100
     ):
         raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")
+
+
+def _names(value: str | Sequence[str] | None) -> list[str] | None:
+    """One name or several as a list (``None`` stays ``None``: no filter)."""
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(dict.fromkeys(value))
 
 
 def _cell_clause(cell: str | None, act: str | None, params: list[Any]) -> str:
