@@ -16,6 +16,8 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
     MemsdkError
     ├── StoreError                 the store file (and itself: cannot open or use it)
     │   ├── SchemaTooNew
+    │   ├── SchemaMismatch         the file's schema differs from its migration records
+    │   ├── StoreBusy              another process held the write lock too long
     │   ├── NotFound               (LookupError) a row every area looks up
     │   ├── InvalidMemory          (ValueError)
     │   ├── DuplicateMemory        (ValueError)
@@ -101,8 +103,10 @@ __all__ = [
     "ProposalError",
     "QueueError",
     "RetainError",
+    "SchemaMismatch",
     "SchemaTooNew",
     "StageError",
+    "StoreBusy",
     "StoreError",
     "TaskBusy",
     "ToolError",
@@ -132,6 +136,19 @@ class StoreError(MemsdkError):
 
 class SchemaTooNew(StoreError):
     """The store was migrated by a newer memsdk than this one (raised on opening it)."""
+
+
+class SchemaMismatch(StoreError):
+    """The file's schema does not match its migration records (raised on opening it).
+
+    A table, trigger or index the applied migrations create is missing, a
+    migration record is missing, or ``PRAGMA user_version`` disagrees with
+    the records. The message names the difference; ``memsdk doctor`` shows it.
+    """
+
+
+class StoreBusy(StoreError):
+    """Another process held the store's write lock through every bounded wait."""
 
 
 class NotFound(StoreError, LookupError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import signal
 import socket
@@ -25,7 +26,7 @@ from plugin_sdk.errors import LeaseLost, TaskBusy
 from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import pending, propose
-from plugin_sdk.stages.dreamer import Dreamer, default_owner
+from plugin_sdk.stages.dreamer import Dreamer, default_owner, owner_process
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "dream"
@@ -336,6 +337,29 @@ def test_a_second_dreamer_finds_the_task_busy(db):
         }
 
 
+def test_two_dreamers_in_one_process_do_not_share_a_lease(db):
+    seen = []
+
+    def probe(batch, context):
+        if batch == 2:
+            with pytest.raises(TaskBusy, match=re.escape(context.owner)):
+                Dreamer(context.store).run("record")  # same process, another Dreamer
+            seen.append(batch)
+
+    with open_store(db, ("record", RecordingTask(before_batch=probe))) as store:
+        first = Dreamer(store)
+        [report] = first.run("record")
+        assert report.finished_pass and seen == [2]
+        assert sorted(handled(store)) == list(range(1, 11))
+        assert first.owner != Dreamer(store).owner
+
+
+def test_owners_name_the_host_the_process_and_the_instance():
+    host, pid = owner_process(default_owner())
+    assert (host, pid) == (socket.gethostname(), str(os.getpid()))
+    assert owner_process("old-host:42") == ("old-host", "42")  # leases written before
+
+
 def iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
@@ -434,14 +458,15 @@ def test_sigkill_mid_run_then_resume_handles_every_item_exactly_once(tmp_path):
     assert child.returncode == -signal.SIGKILL
     count, row = committed(path)
     assert 8 <= count < 60, "killed before the end"
-    assert row["lease_owner"] == f"{socket.gethostname()}:{child.pid}"
+    assert row["lease_owner"].startswith(f"{socket.gethostname()}:{child.pid}:")
     assert row["status"] == "running"
     assert row["done"] == count  # only whole batches were committed, with their cursor
     assert json.loads(row["cursor"]) == count
 
     with open_store(path, ("record", RecordingTask(batch_size=7))) as store:
-        assert default_owner() != row["lease_owner"]
-        [report] = Dreamer(store).run("record")  # the dead pid's lease is taken over
+        dreamer = Dreamer(store)
+        assert dreamer.owner != row["lease_owner"]
+        [report] = dreamer.run("record")  # the dead pid's lease is taken over
         assert report.finished_pass
         assert report.handled == 60 - count
         items = handled(store)
@@ -449,7 +474,7 @@ def test_sigkill_mid_run_then_resume_handles_every_item_exactly_once(tmp_path):
         assert len(items) == len(set(items))
         owners = [r[0] for r in store.db.execute("SELECT owner FROM handled ORDER BY rowid")]
         assert set(owners[:count]) == {row["lease_owner"]}
-        assert set(owners[count:]) == {default_owner()}
+        assert set(owners[count:]) == {dreamer.owner}
         assert state(store)["passes"] == 1
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
-from plugin_sdk.errors import MemsdkError
+from plugin_sdk.errors import MemsdkError, PackConflict
 from plugin_sdk.plugin.manager import call_each, make_plugin_manager
 
 
@@ -63,9 +63,26 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
     from plugin_sdk.packs.sources import resolve_pack
 
     with open_store(db, project) as store:
-        installed = [
-            store.packs.install(resolve_pack(name, store.plugins)).to_dict() for name in packs
-        ]
+        installed = []
+        for name in packs:
+            pack = resolve_pack(name, store.plugins)
+            try:
+                installed.append(store.packs.install(pack).to_dict())
+            except PackConflict:
+                # Init is idempotent: the same pack already there (perhaps put
+                # there by another init running at once) is no error.
+                same = [p for p in store.packs.installed() if p.name == pack.name]
+                if not same or same[0].content_hash != pack.content_hash:
+                    raise
+                installed.append(
+                    {
+                        "pack": pack.name,
+                        "old_version": same[0].version,
+                        "new_version": pack.version,
+                        "added": [],
+                        "already_installed": True,
+                    }
+                )
         info = {
             "db": store.path,
             "project": store.project,
@@ -78,6 +95,9 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
         click.echo(f"Store: {store.path}")
         click.echo(f"Project: {store.project}")
         for done in installed:
+            if done.get("already_installed"):
+                click.echo(f"Pack {done['pack']} {done['new_version']} is already installed")
+                continue
             click.echo(
                 f"Installed pack {done['pack']} {done['new_version']}: {', '.join(done['added'])}"
             )
@@ -88,6 +108,7 @@ def _register() -> None:
         composite,
         criteria,
         demo,
+        doctor,
         dream,
         inject,
         mcp,
@@ -98,6 +119,7 @@ def _register() -> None:
     )
 
     cli.add_command(pack.pack)
+    cli.add_command(doctor.doctor_command)
     cli.add_command(criteria.criteria)
     cli.add_command(memory.memory)
     cli.add_command(demo.demo)

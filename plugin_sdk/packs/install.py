@@ -118,14 +118,19 @@ class Packs:
         raise NotFound(f"pack {name!r} is not installed in this store (installed: {installed})")
 
     def install(self, pack: Pack) -> UpgradeReport:
-        """Install a pack that the store does not have yet."""
-        if any(p.name == pack.name for p in self.installed()):
-            raise PackConflict(
-                f"pack {pack.name!r} is already installed; use upgrade to move to {pack.version}"
-            )
-        self._refuse_clashes(pack, list(pack.categories))
+        """Install a pack that the store does not have yet.
+
+        Checked and written under the write lock, so of two installs at once
+        one installs and the other is refused with "already installed".
+        """
         now = self.store.now()
         with self.store.atomic():
+            if any(p.name == pack.name for p in self.installed()):
+                raise PackConflict(
+                    f"pack {pack.name!r} is already installed; "
+                    f"use upgrade to move to {pack.version}"
+                )
+            self._refuse_clashes(pack, list(pack.categories))
             self.db.execute(
                 "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [

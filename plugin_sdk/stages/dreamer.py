@@ -8,9 +8,10 @@ runs them for the store's project, one bounded batch at a time:
   run killed mid-batch rolls that batch back whole; the next run resumes
   from the last committed batch, so no work is repeated or lost.
 - **Leased.** A run takes a lease on (task, project) before working and renews
-  it with every batch; another host finds the task busy until the lease
-  expires. A lease held by a process of this host that no longer exists is
-  taken over at once.
+  it with every batch; any other Dreamer (another host, another process, or
+  another ``Dreamer`` object in the same process: the owner is
+  ``host:pid:instance``) finds the task busy until the lease expires. A lease
+  held by a process of this host that no longer exists is taken over at once.
 - **Bounded.** Each ``task.run(context)`` call handles at most
   ``task.batch_size`` items; ``max_batches`` bounds a whole run. A run that
   stops early leaves the cursor where it is.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -44,7 +46,8 @@ Progress = Callable[[DreamerTask, int, int | None], None]
 
 
 def default_owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """A new lease owner: ``host:pid:instance``, unique to each Dreamer object."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
 @attrs.define
@@ -290,7 +293,7 @@ def _iso(moment: datetime) -> str:
 
 def _alive(owner: str) -> bool:
     """False only when the owner is a process of this host that has exited."""
-    host, _, pid = owner.rpartition(":")
+    host, pid = owner_process(owner)
     if host != socket.gethostname() or not pid.isdigit():
         return True
     try:
@@ -300,3 +303,12 @@ def _alive(owner: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def owner_process(owner: str) -> tuple[str, str]:
+    """``(host, pid)`` of a lease owner, ``host:pid:instance`` (or ``host:pid`` before)."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return parts[0], parts[1]
+    host, _, pid = owner.rpartition(":")
+    return host, pid

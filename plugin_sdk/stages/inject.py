@@ -375,15 +375,17 @@ def _record(store: Store, session: str, project: str, result: Injection) -> None
     shown = json.dumps({str(k): v for k, v in result.hashes.items()}, sort_keys=True)
     digest = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
     now = store.now()
-    with store.atomic():
-        store.db.execute(
+    store.record(  # after the read, never failing it (see Store.record)
+        lambda: store.db.execute(
             """INSERT INTO injections (session_id, project, budget, tokens, text_hash, shown, created_at)
                VALUES (?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (session_id, project) DO UPDATE SET budget = excluded.budget,
                    tokens = excluded.tokens, text_hash = excluded.text_hash,
                    shown = excluded.shown, created_at = excluded.created_at""",
             [session, project, result.budget, result.tokens, digest, shown, now],
-        )
+        ),
+        what=f"session {session!r}'s injection",
+    )
 
 
 def _active_count(store: Store, project: str) -> int:

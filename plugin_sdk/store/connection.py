@@ -1,15 +1,21 @@
 """The store: one SQLite file holding memories and the policy that governs them.
 
 ``Store(path)`` opens or creates the file, switches on WAL, a busy timeout and
-foreign keys, and applies pending migrations. A store migrated by a newer
-memsdk is refused with :class:`~plugin_sdk.errors.SchemaTooNew` before anything
-is written. Every multi-row write goes through :meth:`Store.atomic`.
+foreign keys, and applies pending migrations under the write lock (see
+``fence.py``). A store migrated by a newer memsdk is refused with
+:class:`~plugin_sdk.errors.SchemaTooNew` before anything is written; one whose
+schema does not match its migration records, with
+:class:`~plugin_sdk.errors.SchemaMismatch`. Every write goes through
+:meth:`Store.atomic`, whose outermost transaction takes the write lock up front
+(``BEGIN IMMEDIATE``, see ``locking.py``), so writers wait for each other
+instead of failing with "database is locked".
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,10 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from sqlite_utils import Database
 
-from plugin_sdk.errors import SchemaTooNew, StoreError, UnknownCategory
+from plugin_sdk.errors import StoreBusy, StoreError, UnknownCategory
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
+from plugin_sdk.store import fence
+from plugin_sdk.store.locking import (
+    BEGIN_ATTEMPTS,
+    BUSY_TIMEOUT_MS,
+    StoreDatabase,
+    is_locked,
+    open_database,
+    retrying,
+)
 from plugin_sdk.store.memories import Memories
-from plugin_sdk.store.migrations import KNOWN, migrations
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
 from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tokens import TokenCounter, default_counter
@@ -33,8 +47,6 @@ if TYPE_CHECKING:
     from plugin_sdk.grid.relations import Relations
     from plugin_sdk.packs.criteria import Criteria
     from plugin_sdk.packs.install import Packs
-
-BUSY_TIMEOUT_MS = 5000
 
 #: The facades areas attach to a store: attribute -> ``"module:Class"``. Each
 #: is built on first use from the area's module, which the store never imports
@@ -61,6 +73,8 @@ def attach(name: str, target: str) -> None:
         raise ValueError(f"facade target must be 'module:Class', got {target!r}")
     FACADES[name] = target
 
+
+log = logging.getLogger("plugin_sdk.store")
 
 MIN_SQLITE = (3, 35, 0)  # upserts with RETURNING
 Clock = Callable[[], datetime]
@@ -101,9 +115,10 @@ class Store:
         )
         self.db = _connect(self.path)
         try:
-            self._migrate()
+            fence.refuse_newer(self.db, self.path)
             if self.path != ":memory:":
-                self.db.enable_wal()
+                _enable_wal(self.db, self.path)
+            fence.migrate(self.db, self.path)
         except BaseException:
             self.db.close()
             raise
@@ -136,31 +151,31 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def _migrate(self) -> None:
-        applied = [m.name for m in migrations.applied(self.db)]
-        unknown = [name for name in applied if name not in KNOWN]
-        if unknown:
-            raise SchemaTooNew(
-                f"store {self.path} was migrated by a newer memsdk "
-                f"(unknown migrations: {', '.join(unknown)}); upgrade memsdk to open it"
-            )
-        migrations.apply(self.db)
-
     @property
     def schema_version(self) -> list[str]:
         """Names of the migrations applied to this store, in order."""
-        return [m.name for m in migrations.applied(self.db)]
+        return fence.applied(self.db)
 
     @contextmanager
     def atomic(self) -> Iterator[Database]:
         """One transaction (a savepoint when nested): all or nothing.
 
+        The outermost one begins ``IMMEDIATE``: it waits (bounded, see
+        ``locking.py``) for the write lock before its body runs, and raises
+        :class:`~plugin_sdk.errors.StoreBusy` if another process kept it
+        through every wait. Reads need no transaction and never wait for it.
+
         Callbacks registered with :meth:`after_commit` run when the outermost
         transaction commits, and are discarded if it rolls back.
         """
+        with self._transaction(BEGIN_ATTEMPTS) as db:
+            yield db
+
+    @contextmanager
+    def _transaction(self, attempts: int) -> Iterator[Database]:
         outermost = not self.db.conn.in_transaction
         try:
-            with self.db.atomic() as db:
+            with self.db.atomic(attempts=attempts) as db:
                 yield db
         except BaseException:
             if outermost:
@@ -168,6 +183,28 @@ class Store:
             raise
         if outermost:
             self._run_after_commit()
+
+    def record(self, write: Callable[[], object], *, what: str) -> bool:
+        """Run ``write``, what a read records (retrieval counts, a session's last injection).
+
+        It runs in a short transaction of its own, after the read, and never
+        fails the read: when the write lock stays taken through one busy wait,
+        or the file is read-only, the record is skipped and logged. Inside an
+        open transaction it is part of that transaction. Returns whether it was
+        written.
+        """
+        if self.db.conn.in_transaction:
+            write()
+            return True
+        try:
+            with self._transaction(attempts=1):
+                write()
+        except (StoreBusy, sqlite3.OperationalError) as error:
+            if isinstance(error, sqlite3.OperationalError) and not _unwritable(error):
+                raise
+            log.warning("memsdk: %s not recorded in store %s: %s", what, self.path, error)
+            return False
+        return True
 
     def after_commit(self, callback: Callable[[], object]) -> None:
         """Run ``callback`` once the current transaction commits (now, if none is open).
@@ -239,8 +276,8 @@ def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
     )
 
 
-def _connect(path: str) -> Database:
-    """Open the file with the store's pragmas (WAL is switched on after migrating)."""
+def _connect(path: str) -> StoreDatabase:
+    """Open the file with the store's pragmas (WAL is switched on before migrating)."""
     if sqlite3.sqlite_version_info < MIN_SQLITE:
         raise StoreError(
             f"memsdk needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; "
@@ -250,7 +287,7 @@ def _connect(path: str) -> Database:
     try:
         if path != ":memory:":
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        db = Database(path, execute_plugins=False)
+        db = open_database(path)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -259,3 +296,16 @@ def _connect(path: str) -> Database:
             db.close()
         raise StoreError(f"cannot open store {path}: {error}") from error
     return db
+
+
+def _unwritable(error: sqlite3.OperationalError) -> bool:
+    return is_locked(error) or "readonly" in str(error) or "read-only" in str(error)
+
+
+def _enable_wal(db: Database, path: str) -> None:
+    # Many processes may switch a new file to WAL at once: the switch needs a
+    # moment alone with the file, so a busy answer is waited out, bounded.
+    try:
+        retrying(db.enable_wal)
+    except sqlite3.OperationalError as error:
+        raise StoreError(f"cannot open store {path}: {error}") from error

@@ -502,8 +502,22 @@ class Memories:
         If the new text and category would duplicate another memory of the
         project, :class:`DuplicateMemory` names that memory and nothing
         changes. Giving a quarantined memory a known category releases it
-        (its status becomes active).
+        (its status becomes active). Read and written under the write lock, so
+        two updates at once never undo each other's checks.
         """
+        with self.store.atomic():
+            return self._update(memory_id, content, category, importance, scope, shareable, pinned)
+
+    def _update(
+        self,
+        memory_id: int,
+        content: str | None,
+        category: str | None,
+        importance: int | None,
+        scope: str | None,
+        shareable: bool | None,
+        pinned: bool | None,
+    ) -> Memory:
         current = self.get(memory_id)
         changes: dict[str, Any] = {}
         new_text = current.content if content is None else _check_content(content)
@@ -567,22 +581,26 @@ class Memories:
         (a cross-category merge is refused: categories key deduplication), the
         target must be active, and no source may already be superseded.
         """
-        target = self.get(into)
-        sources = [self.get(memory_id) for memory_id in dict.fromkeys(source_ids)]
-        if target.status != "active":
-            raise MergeRefused(f"merge target {into} is {target.status}, not active")
-        for source in sources:
-            if source.id == into:
-                raise MergeRefused(f"memory {into} cannot be merged into itself")
-            if (source.project, source.category) != (target.project, target.category):
-                raise MergeRefused(
-                    f"memory {source.id} ({source.project}, {source.category}) and memory {into} "
-                    f"({target.project}, {target.category}) are not in the same project and "
-                    "category; cross-category merges are refused"
-                )
-            if source.status in ("superseded", "quarantined"):
-                raise MergeRefused(f"memory {source.id} is {source.status} and cannot be merged")
+        # Checked inside the transaction, which holds the write lock from its
+        # start: a merge that lost a race to another sees that merge's result.
         with self.store.atomic():
+            target = self.get(into)
+            sources = [self.get(memory_id) for memory_id in dict.fromkeys(source_ids)]
+            if target.status != "active":
+                raise MergeRefused(f"merge target {into} is {target.status}, not active")
+            for source in sources:
+                if source.id == into:
+                    raise MergeRefused(f"memory {into} cannot be merged into itself")
+                if (source.project, source.category) != (target.project, target.category):
+                    raise MergeRefused(
+                        f"memory {source.id} ({source.project}, {source.category}) and memory "
+                        f"{into} ({target.project}, {target.category}) are not in the same "
+                        "project and category; cross-category merges are refused"
+                    )
+                if source.status in ("superseded", "quarantined"):
+                    raise MergeRefused(
+                        f"memory {source.id} is {source.status} and cannot be merged"
+                    )
             for source in sources:
                 self.fold(source.id, into)
         ids = [source.id for source in sources]
@@ -626,18 +644,25 @@ class Memories:
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)
 
-    def record_retrievals(self, memory_ids: Iterable[int]) -> None:
-        """Count one retrieval for each memory actually shown to a model."""
+    def record_retrievals(self, memory_ids: Iterable[int]) -> bool:
+        """Count one retrieval for each memory actually shown to a model.
+
+        A short write after the read (see :meth:`Store.record`): skipped and
+        logged, never raised, when the store is busy or read-only. Returns
+        whether it was written.
+        """
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
-            return
+            return True
         now = self.store.now()
-        with self.store.atomic():
-            self.db.conn.executemany(
+        return self.store.record(
+            lambda: self.db.conn.executemany(
                 """UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = ?
                    WHERE id = ?""",
                 [(now, memory_id) for memory_id in ids],
-            )
+            ),
+            what="retrievals",
+        )
 
     def archive(self, memory_id: int) -> Memory:
         """Archive a memory: kept, but no longer searched or injected by default.
@@ -645,18 +670,20 @@ class Memories:
         Archiving an archived memory changes nothing. A superseded memory is
         not archived: its successor is the one to archive.
         """
-        current = self.get(memory_id)
-        if current.status == "archived":
-            return current
-        if current.status == "superseded":
-            raise MemsdkError(
-                f"memory {memory_id} is superseded by memory {current.superseded_by}; archive that one"
-            )
         now = self.store.now()
-        with self.store.atomic():
+        with self.store.atomic():  # checked under the write lock: archived once
+            current = self.get(memory_id)
+            if current.status == "archived":
+                return current
+            if current.status == "superseded":
+                raise MemsdkError(
+                    f"memory {memory_id} is superseded by memory {current.superseded_by}; "
+                    "archive that one"
+                )
             self.db.execute(
-                "UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ? WHERE id = ?",
-                [now, now, memory_id],
+                """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
+                   WHERE id = ? AND status = ?""",
+                [now, now, memory_id, current.status],
             )
             self.store.composites.mark_stale(memory_id)
         self.store.after_commit(
