@@ -63,10 +63,10 @@ def pending(store: Store, *, limit: int | None = 100) -> list[StoredObservation]
 
 def accept(store: Store, observation_id: str) -> StoredObservation:
     """Accept a dark-matter observation (see the module docstring)."""
-    stored = _waiting(store, observation_id)
-    observation = stored.observation
     now = store.now()
-    with store.atomic():
+    with store.atomic():  # checked under the write lock: accepted once
+        stored = _waiting(store, observation_id)
+        observation = stored.observation
         if stored.memory_id is not None:
             status = store.memories.get(stored.memory_id).status
             if status == "pending":
@@ -113,9 +113,9 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
 
 def reject(store: Store, observation_id: str, *, reason: str = "") -> StoredObservation:
     """Reject a dark-matter observation (see the module docstring)."""
-    stored = _waiting(store, observation_id)
     now = store.now()
-    with store.atomic():
+    with store.atomic():  # checked under the write lock: rejected once
+        stored = _waiting(store, observation_id)
         if stored.memory_id is not None:
             store.db.execute(
                 """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
@@ -190,9 +190,9 @@ def _entities(store: Store, names: list[str]) -> dict[str, Entity]:
 def _decided(
     store: Store, stored: StoredObservation, decision: str, now: str, reason: str | None
 ) -> None:
-    store.db.execute(
+    decided = store.db.execute(
         """UPDATE observations SET status = ?, review = ?, reviewed_at = ?, error = ?
-           WHERE project = ? AND id = ?""",
+           WHERE project = ? AND id = ? AND status = 'dark'""",
         [
             "retained" if decision == "accepted" else "rejected",
             decision,
@@ -202,6 +202,8 @@ def _decided(
             stored.id,
         ],
     )
+    if decided.rowcount != 1:  # the transaction rolls back: nothing of this review stays
+        raise WrongStatus(f"observation {stored.id!r} was reviewed meanwhile")
 
 
 def triage_reason(stored: StoredObservation) -> str:

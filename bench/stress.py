@@ -1,0 +1,317 @@
+"""Stress: many processes on one store at once, as a host runs them.
+
+On one store file (the ``ops`` pack, a generated observation inbox) this starts,
+at the same moment:
+
+- ``--writers`` writer processes, each writing ``--writes`` distinct memories
+  one ``memories.write`` call (one transaction) at a time, from a fresh
+  connection (the first write of a connection is where a deferred ``BEGIN``
+  used to fail);
+- ``memsdk mcp`` (stdio), driven by the mcp SDK's client, answering
+  ``memory_search`` calls in a loop until the writers finish;
+- ``memsdk retain run`` over ``--observations`` observations;
+- ``memsdk dream run`` (every task).
+
+Then it checks and reports: lock errors surfaced anywhere (writers, MCP,
+retain, dream: a "database is locked" or ``StoreBusy``), writes lost or
+applied twice (every written text is there once, with ``seen_count`` 1), the
+inbox emptied, ``memsdk doctor`` clean, and throughput (writes/s across all
+writers, searches/s). It exits 1 if any check fails.
+
+Run from the repository root::
+
+    .venv/bin/python bench/stress.py                                  # 8 x 1,000 writes
+    .venv/bin/python bench/stress.py --writers 4 --writes 100 --observations 100   # CI size
+    .venv/bin/python bench/stress.py --json > stress.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_retain import PACK, Stream
+from bench_store import environment, load_average
+
+from plugin_sdk import Store, resolve_pack
+from plugin_sdk.grid.policy import grid
+from plugin_sdk.retain.observations import observe
+from plugin_sdk.store.doctor import doctor
+
+PROJECT = "stress"
+SOURCE = "stress"
+LOCKED = ("database is locked", "StoreBusy", "store is busy", "database table is locked")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def memsdk() -> str:
+    return str(Path(sys.executable).with_name("memsdk"))
+
+
+# One writer process
+
+
+def writer(db: str, worker: int, writes: int, go: str) -> None:
+    """Wait for ``go`` to exist, then write; print a JSON result line."""
+    store = Store(db, project=PROJECT)
+    category = store.category_names()[0]
+    while not os.path.exists(go):
+        time.sleep(0.002)
+    errors: list[str] = []
+    started = time.perf_counter()
+    for i in range(writes):
+        try:
+            store.memories.write(f"stress writer {worker} item {i}", category, source=SOURCE)
+        except Exception as error:  # counted and reported, never hidden
+            errors.append(f"{type(error).__name__}: {error}")
+    seconds = time.perf_counter() - started
+    store.close()
+    print(json.dumps({"worker": worker, "seconds": seconds, "errors": errors}))
+
+
+# The MCP server, searched until told to stop
+
+
+def search_loop(db: str, stop: threading.Event, result: dict[str, Any]) -> None:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            "from plugin_sdk.cli import main; main()",
+            "mcp",
+            "--db",
+            db,
+            "--project",
+            PROJECT,
+        ],
+        env={**os.environ},
+    )
+
+    async def main() -> None:
+        calls = errors = 0
+        messages: list[str] = []
+        started = time.perf_counter()
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(server, errlog=errlog) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                result["ready"] = True
+                while not stop.is_set() or calls == 0:
+                    reply = await session.call_tool(
+                        "memory_search", {"query": f"stress writer {calls % 8}", "limit": 5}
+                    )
+                    calls += 1
+                    if reply.is_error:
+                        errors += 1
+                        messages.append(" ".join(getattr(b, "text", "") for b in reply.content))
+        result.update(
+            calls=calls,
+            errors=errors,
+            messages=messages[:5],
+            seconds=time.perf_counter() - started,
+        )
+
+    try:
+        anyio.run(main)
+    except Exception as error:  # reported as a failure of the run
+        detail = getattr(error, "exceptions", [error])
+        result.update(crashed=f"{type(error).__name__}: {error}: {detail!r}")
+
+
+# The run
+
+
+def prepare(db: Path, observations: int, seed: int) -> int:
+    with Store(db, project=PROJECT) as store:
+        store.packs.install(resolve_pack(PACK))
+        categories = store.category_names()
+        relations = sorted(grid(store).relations)
+        stream = Stream(observations, max(20, observations // 5), categories, relations, seed)
+        report = observe(store, stream.lines())
+        if report.bad:
+            raise SystemExit(f"generated observations were refused: {report.bad[:3]}")
+        return len(stream.documents)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {"environment": environment(args.dir or tempfile.gettempdir())}
+    results["args"] = vars(args)
+    with tempfile.TemporaryDirectory(prefix="memsdk-stress-", dir=args.dir) as tmp_name:
+        tmp = Path(tmp_name)
+        db = str(tmp / "stress.db")
+        go = str(tmp / "go")
+        log(f"preparing {db}: the {PACK} pack, {args.observations} observations ...")
+        inbox = prepare(Path(db), args.observations, args.seed)
+        env = {**os.environ, "MEMSDK_PROJECT": PROJECT}
+
+        stop = threading.Event()
+        mcp_result: dict[str, Any] = {}
+        searcher = threading.Thread(target=search_loop, args=(db, stop, mcp_result))
+        searcher.start()
+        deadline = time.monotonic() + 60
+        while not mcp_result.get("ready") and "crashed" not in mcp_result:
+            if time.monotonic() > deadline:
+                raise SystemExit("the MCP server did not start within 60 s")
+            time.sleep(0.05)
+
+        log(f"starting {args.writers} writers x {args.writes} writes, retain run, dream run ...")
+        writers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--writer",
+                    str(w),
+                    "--db",
+                    db,
+                    "--writes",
+                    str(args.writes),
+                    "--go",
+                    go,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for w in range(args.writers)
+        ]
+        time.sleep(0.5 + 0.1 * args.writers)  # let them open their stores
+        started = time.perf_counter()
+        Path(go).touch()
+        stages = {
+            name: subprocess.Popen(
+                [memsdk(), *command, "--db", db, "--project", PROJECT],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+            )
+            for name, command in (("retain", ["retain", "run"]), ("dream", ["dream", "run"]))
+        }
+        outputs = [w.communicate() for w in writers]
+        writing = time.perf_counter() - started
+        stop.set()
+        stage_out = {name: p.communicate() for name, p in stages.items()}
+        searcher.join(timeout=120)
+        elapsed = time.perf_counter() - started
+
+        surfaced: list[str] = []
+        reports = []
+        for w, (out, err) in zip(writers, outputs, strict=True):
+            if w.returncode != 0 or not out.strip():
+                surfaced.append(f"writer exited {w.returncode}: {err.decode()[-500:]}")
+                continue
+            report = json.loads(out.decode().strip().splitlines()[-1])
+            reports.append(report)
+            surfaced += report["errors"]
+        for name, (_out, err) in stage_out.items():
+            if stages[name].returncode != 0:
+                surfaced.append(
+                    f"{name} run exited {stages[name].returncode}: {err.decode()[-500:]}"
+                )
+        surfaced += mcp_result.get("messages", [])
+        if "crashed" in mcp_result:
+            surfaced.append(f"mcp: {mcp_result['crashed']}")
+        lock_errors = [e for e in surfaced if any(word in e for word in LOCKED)]
+
+        expected = args.writers * args.writes
+        with Store(db, project=PROJECT) as store:
+            (present, distinct, extra) = store.db.execute(
+                """SELECT count(*), count(DISTINCT content), coalesce(sum(seen_count - 1), 0)
+                   FROM memories WHERE source = ?""",
+                [SOURCE],
+            ).fetchone()
+            queued = store.db.execute(
+                "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
+                [PROJECT],
+            ).fetchone()[0]
+        health = doctor(db)
+        results["run"] = {
+            "writers": args.writers,
+            "writes_each": args.writes,
+            "observations": inbox,
+            "seconds_writing": round(writing, 2),
+            "seconds_total": round(elapsed, 2),
+            "writes_per_second": round(expected / writing, 1),
+            "slowest_writer_seconds": round(max((r["seconds"] for r in reports), default=0), 2),
+            "mcp_searches": mcp_result.get("calls", 0),
+            "mcp_searches_per_second": round(
+                mcp_result.get("calls", 0) / max(mcp_result.get("seconds", 1), 1e-9), 1
+            ),
+            "lock_errors_surfaced": len(lock_errors),
+            "other_errors": len(surfaced) - len(lock_errors),
+            "errors_shown": surfaced[:5],
+            "writes_lost": expected - distinct,
+            "writes_duplicated": (present - distinct) + extra,
+            "inbox_left": queued,
+            "retain_exit": stages["retain"].returncode,
+            "dream_exit": stages["dream"].returncode,
+            "doctor_ok": health.ok,
+            "doctor_findings": [f"{f.severity}: {f.check}: {f.detail}" for f in health.findings],
+        }
+    results["environment"]["load_average_end"] = load_average()
+    return results
+
+
+def passed(run: dict[str, Any]) -> bool:
+    return (
+        run["lock_errors_surfaced"] == 0
+        and run["other_errors"] == 0
+        and run["writes_lost"] == 0
+        and run["writes_duplicated"] == 0
+        and run["inbox_left"] == 0
+        and run["doctor_ok"]
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--writes", type=int, default=1000, help="per writer")
+    parser.add_argument("--observations", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--dir", help="where the temporary store goes")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--writer", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--go", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.writer is not None:
+        writer(args.db, args.writer, args.writes, args.go)
+        return
+    results = run(args)
+    outcome = results["run"]
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        env = results["environment"]
+        print(
+            f"Python {env['python']}, SQLite {env['sqlite']}, load {env['loadavg_start']} -> {env['load_average_end']}"
+        )
+        for key, value in outcome.items():
+            print(f"{key:>24}: {value}")
+    if not passed(outcome):
+        print("STRESS FAILED", file=sys.stderr)
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
