@@ -18,10 +18,16 @@ applied twice (every written text is there once, with ``seen_count`` 1), the
 inbox emptied, ``memsdk doctor`` clean, and throughput (writes/s across all
 writers, searches/s). It exits 1 if any check fails.
 
+The baseline, in the same run: the writers alone (``--baseline-writes`` each)
+on a fresh store, once with transactions begun the way they were before
+(a deferred ``BEGIN``, no retry) and once with memsdk's; it reports the lock
+errors each way saw and their writes/s.
+
 Run from the repository root::
 
     .venv/bin/python bench/stress.py                                  # 8 x 1,000 writes
-    .venv/bin/python bench/stress.py --writers 4 --writes 100 --observations 100   # CI size
+    .venv/bin/python bench/stress.py --writers 4 --writes 100 --observations 100 \
+        --baseline-writes 0                                           # CI size
     .venv/bin/python bench/stress.py --json > stress.json
 """
 
@@ -64,9 +70,22 @@ def memsdk() -> str:
 # One writer process
 
 
-def writer(db: str, worker: int, writes: int, go: str) -> None:
-    """Wait for ``go`` to exist, then write; print a JSON result line."""
+def writer(db: str, worker: int, writes: int, go: str, deferred: bool = False) -> None:
+    """Wait for ``go`` to exist, then write; print a JSON result line.
+
+    ``deferred``: the baseline, transactions begin as they did before issue 16
+    (a deferred ``BEGIN``, no retry).
+    """
+    if deferred:
+        from plugin_sdk.store import locking
+
+        def deferred_begin(conn: Any, mode: str = "", *, attempts: int = 1) -> None:
+            conn.execute("BEGIN")
+
+        locking.begin = deferred_begin  # type: ignore[assignment]
     store = Store(db, project=PROJECT)
+    if deferred:
+        store.db.conn.isolation_level = ""
     category = store.category_names()[0]
     while not os.path.exists(go):
         time.sleep(0.002)
@@ -150,6 +169,32 @@ def prepare(db: Path, observations: int, seed: int) -> int:
         if report.bad:
             raise SystemExit(f"generated observations were refused: {report.bad[:3]}")
         return len(stream.documents)
+
+
+def writers_only(tmp: Path, args: argparse.Namespace, *, deferred: bool) -> dict[str, Any]:
+    """The baseline: the writers alone, transactions begun the old way (deferred)."""
+    db = str(tmp / f"writers-{'deferred' if deferred else 'immediate'}.db")
+    go = str(tmp / f"go-{deferred}")
+    with Store(db, project=PROJECT) as store:
+        store.packs.install(resolve_pack(PACK))
+    command = [sys.executable, __file__, "--db", db, "--writes", str(args.baseline_writes)]
+    command += ["--go", go] + (["--deferred"] if deferred else [])
+    writers = [
+        subprocess.Popen([*command, "--writer", str(w)], stdout=subprocess.PIPE)
+        for w in range(args.writers)
+    ]
+    time.sleep(0.5 + 0.1 * args.writers)
+    started = time.perf_counter()
+    Path(go).touch()
+    reports = [json.loads(w.communicate()[0].decode().splitlines()[-1]) for w in writers]
+    seconds = time.perf_counter() - started
+    errors = [e for r in reports for e in r["errors"]]
+    return {
+        "writes": args.writers * args.baseline_writes,
+        "lock_errors": sum(any(word in e for word in LOCKED) for e in errors),
+        "other_errors": sum(not any(word in e for word in LOCKED) for e in errors),
+        "writes_per_second": round(args.writers * args.baseline_writes / seconds, 1),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -267,13 +312,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "doctor_ok": health.ok,
             "doctor_findings": [f"{f.severity}: {f.check}: {f.detail}" for f in health.findings],
         }
+        if args.baseline_writes:
+            log(f"baseline: {args.writers} writers x {args.baseline_writes}, deferred BEGIN ...")
+            results["baseline_deferred"] = writers_only(tmp, args, deferred=True)
+            log("the same writers, memsdk (BEGIN IMMEDIATE) ...")
+            results["same_writers_memsdk"] = writers_only(tmp, args, deferred=False)
     results["environment"]["load_average_end"] = load_average()
     return results
 
 
-def passed(run: dict[str, Any]) -> bool:
+def passed(results: dict[str, Any]) -> bool:
+    run = results["run"]
+    memsdk = results.get("same_writers_memsdk", {"lock_errors": 0, "other_errors": 0})
     return (
-        run["lock_errors_surfaced"] == 0
+        memsdk["lock_errors"] == 0
+        and memsdk["other_errors"] == 0
+        and run["lock_errors_surfaced"] == 0
         and run["other_errors"] == 0
         and run["writes_lost"] == 0
         and run["writes_duplicated"] == 0
@@ -292,10 +346,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--writer", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--baseline-writes",
+        type=int,
+        default=200,
+        help="per writer, for the baseline with deferred BEGIN (0: skip it)",
+    )
     parser.add_argument("--go", help=argparse.SUPPRESS)
+    parser.add_argument("--deferred", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.writer is not None:
-        writer(args.db, args.writer, args.writes, args.go)
+        writer(args.db, args.writer, args.writes, args.go, args.deferred)
         return
     results = run(args)
     outcome = results["run"]
@@ -308,7 +369,17 @@ def main(argv: list[str] | None = None) -> None:
         )
         for key, value in outcome.items():
             print(f"{key:>24}: {value}")
-    if not passed(outcome):
+        if "baseline_deferred" in results:
+            old, new = results["baseline_deferred"], results["same_writers_memsdk"]
+            print(f"Writers alone, {old['writes']:,} writes each way:")
+            print(f"  {'':24} {'lock errors':>12} {'writes/s':>10}")
+            print(
+                f"  {'baseline: deferred BEGIN':24} {old['lock_errors']:>12} {old['writes_per_second']:>10}"
+            )
+            print(
+                f"  {'memsdk: BEGIN IMMEDIATE':24} {new['lock_errors']:>12} {new['writes_per_second']:>10}"
+            )
+    if not passed(results):
         print("STRESS FAILED", file=sys.stderr)
         raise SystemExit(1)
 
