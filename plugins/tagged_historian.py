@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from plugin_sdk.plugin import (
+    EXPLICIT_NOTE,
     Admission,
     Fact,
     Memory,
@@ -12,14 +13,17 @@ from plugin_sdk.plugin import (
     historian_system,
     hookimpl,
     parse_tagged,
+    transcript_text,
 )
 
 
 @hookimpl(trylast=True)
 def historian_prompt(store: Store, messages: list[dict[str, str]], view: list[Memory]) -> Prompt:
-    transcript = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages)
+    transcript = transcript_text(messages)
     known = "\n".join(f"- [{m.category}] {' '.join(m.content.split())}" for m in view)
     user = f"# Transcript chunk\n{transcript}\n"
+    if any(m.get("explicit") for m in messages):
+        user += f"\n# Explicit requests\n{EXPLICIT_NOTE}\n"
     if known:
         user += f"\n# Already known (do not repeat)\n{known}\n"
     return Prompt("historian", historian_system(store), [{"role": "user", "content": user}])

@@ -123,7 +123,7 @@ def test_claude_code_session_keeps_the_conversation_and_counts_the_rest():
     side = [m for m in messages if m.conversation.endswith("sidechain")]
     assert [m.role for m in main] == [
         "user", "assistant", "tool", "assistant", "tool", "assistant", "tool",
-        "user", "assistant", "tool", "user", "assistant",
+        "user", "assistant", "tool", "user", "user", "assistant",
     ]  # fmt: skip
     assert [m.role for m in side] == ["user", "assistant", "tool", "assistant"]
     assert side[0].conversation == main[0].conversation + " sidechain"
@@ -154,12 +154,13 @@ def test_claude_code_session_keeps_the_conversation_and_counts_the_rest():
     assert "iVBORw0KGgo" not in everything
 
     report = transcript.report
-    assert report.messages == 16 and report.conversations == 2
+    # typed while the agent was busy (a queue-operation), kept as the user's message
+    assert main[10].text == "also update the changelog" and main[10].role == "user"
+    assert report.messages == 17 and report.conversations == 2
     assert dict(report.skipped) == {
         "record type 'summary'": 1,
         "record type 'file-history-snapshot'": 2,
         "record type 'system' (local_command)": 1,
-        "record type 'queue-operation'": 1,
         "record type 'ai-title'": 1,
         "record type 'last-prompt'": 1,
         "meta user record": 2,
@@ -293,7 +294,7 @@ def test_llm_logs_from_an_old_llm_without_tool_tables(tmp_path):
 def test_report_lines_say_what_was_skipped_and_why():
     lines = load_transcript(CLAUDE).report.lines()
     assert lines[0].endswith(
-        "claude-code-session.jsonl: claude-code, 16 messages in 2 conversation(s)"
+        "claude-code-session.jsonl: claude-code, 17 messages in 2 conversation(s)"
     )
     assert any(
         line.startswith("skipped: ") and "record type 'summary' (1)" in line for line in lines

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import NotFound
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 TOOL_NAME = "memory"
 TOOL_ACTIONS = ("write", "search", "get", "update", "archive")
 NO_FACTS = "<no-facts/>"
+EXPLICIT_HEADER = "[user: remember this]"
+EXPLICIT_NOTE = (
+    f"A message headed {EXPLICIT_HEADER} is the user asking outright that it be remembered: "
+    "write what it says down as a fact, in the category that fits, even if it looks minor."
+)
 
 
 def historian_system(store: Store) -> str:
@@ -52,6 +58,23 @@ def historian_system(store: Store) -> str:
         f"If nothing in the chunk is worth remembering, reply exactly: {NO_FACTS}",
     ]
     return "\n".join(parts).strip() + "\n"
+
+
+def transcript_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """A chunk's messages as the historian reads them: a ``[role]`` line, then the text.
+
+    A message the user asked outright to have remembered (``"explicit":
+    "remember"``) is headed :data:`EXPLICIT_HEADER` instead. The transcript
+    chunker counts its budget on this same text.
+    """
+    return "\n\n".join(f"{message_header(m)}\n{m['content']}" for m in messages)
+
+
+def message_header(message: Mapping[str, str]) -> str:
+    """The line that heads a message in :func:`transcript_text`."""
+    if message.get("explicit") == "remember" and message.get("role") == "user":
+        return EXPLICIT_HEADER
+    return f"[{message['role']}]"
 
 
 def dreamer_curate(store: Store) -> str:

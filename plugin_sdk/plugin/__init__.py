@@ -47,9 +47,11 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         has_grid,
     )
     from plugin_sdk.model.prompts import (
+        EXPLICIT_NOTE,
         dreamer_curate,
         dreamer_retrospective,
         historian_system,
+        transcript_text,
     )
     from plugin_sdk.model.tagged import (
         parse_tagged,
@@ -141,6 +143,8 @@ _EXPORTS = {
     "grid": "plugin_sdk.grid.policy",
     "has_grid": "plugin_sdk.grid.policy",
     "historian_system": "plugin_sdk.model.prompts",
+    "transcript_text": "plugin_sdk.model.prompts",
+    "EXPLICIT_NOTE": "plugin_sdk.model.prompts",
     "hookimpl": "plugin_sdk.plugin.hookspecs",
     "hookspec": "plugin_sdk.plugin.hookspecs",
     "indent_lines": "plugin_sdk.stages.inject",
@@ -186,6 +190,8 @@ __all__ = [
     "grid",
     "has_grid",
     "historian_system",
+    "transcript_text",
+    "EXPLICIT_NOTE",
     "hookimpl",
     "hookspec",
     "indent_lines",

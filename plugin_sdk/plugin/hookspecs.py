@@ -135,7 +135,9 @@ def historian_prompt(
     prompt from the store's criteria (``prompts.historian_system``).
 
     :param store: the store; its categories and criteria are the vocabulary.
-    :param messages: the chunk, as chat messages.
+    :param messages: the chunk, as chat messages; a user message carrying
+        ``"explicit": "remember"`` is one in which the user asked outright
+        that it be remembered (``transcript_text`` heads it so).
     :param view: a bounded view of existing memories (search hits for the
         chunk), so the model can avoid repeating what is known.
     """

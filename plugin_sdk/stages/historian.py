@@ -174,7 +174,10 @@ def _check_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
         role, content = message.get("role"), message.get("content")
         if not isinstance(role, str) or not isinstance(content, str):
             raise InvalidTranscript(f"message {index} needs string 'role' and 'content' fields")
-        chunk.append({"role": role, "content": content})
+        kept = {"role": role, "content": content}
+        if isinstance(message.get("explicit"), str):
+            kept["explicit"] = message["explicit"]  # the user asked outright to remember it
+        chunk.append(kept)
     if not chunk:
         raise InvalidTranscript("messages is empty")
     return chunk

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
+from plugin_sdk.model.prompts import message_header, transcript_text
 from plugin_sdk.store.tokens import TokenCounter
 from plugin_sdk.transcripts.model import Message
 
@@ -53,7 +54,7 @@ class Chunk:
 
 def render(messages: Iterable[Message]) -> str:
     """The chunk text as the built-in historian prompt shows it."""
-    return "\n\n".join(f"[{m.role}]\n{m.text}" for m in messages)
+    return transcript_text([m.as_historian() for m in messages])
 
 
 def chunk_messages(
@@ -144,7 +145,7 @@ def _longest_run(units: list[str], start: int, fits: Callable[[str], bool]) -> i
 
 
 def _fit(message: Message, counter: TokenCounter, budget: int) -> list[Message]:
-    header = f"[{message.role}]\n"
+    header = message_header(message.as_historian()) + "\n"
     texts = split_text(message.text, lambda piece: counter.count(header + piece) <= budget)
     if len(texts) == 1:
         return [message]

@@ -1,7 +1,12 @@
 """Claude Code session transcripts (``~/.claude/projects/<dir>/<session>.jsonl``).
 
-One JSON record per line; ``type`` says what it is.
+One JSON record per line; ``type`` says what it is. Sub-agents write their
+own files beside the session (``<session>/subagents/agent-*.jsonl``), in the
+same shape; ``sources.py`` finds them.
 
+- Only the conversation as it stands is read: the records on the chain that
+  ends at the last record (``parentUuid``; see ``claude_chain.py``). Turns
+  abandoned by a rewind are skipped and counted.
 - ``user`` and ``assistant`` records carry ``message.content``: a string or
   a list of blocks. ``text`` blocks are kept; ``image`` and ``document``
   blocks become ``[image]`` / ``[document]``; ``tool_use`` blocks become
@@ -9,6 +14,14 @@ One JSON record per line; ``type`` says what it is.
   messages named after the call they answer, long output shortened with a
   marker; ``thinking`` and ``redacted_thinking`` blocks are skipped and
   counted (the model's scratch work, not the session's facts).
+- The harness's own text in user records (slash commands, local command
+  output, system reminders, interruption notices) is summarised or removed
+  and counted; ``<user-memory-input>`` (the user's ``#`` "remember this")
+  is kept and marks the message explicit (see ``claude_harness.py``).
+  Assistant records Claude Code wrote itself ("API Error: ...") are skipped.
+- Messages the user typed while the agent was busy (``queue-operation``
+  ``enqueue`` records, and ``queued_command`` attachments) are kept as user
+  messages, unless Claude Code recorded the same text as a user record later.
 - Consecutive assistant records of one API message (Claude Code writes one
   record per block, all with the same ``message.id``) are joined.
 - Sidechain records (``isSidechain``: a sub-agent's own conversation) are
@@ -18,8 +31,9 @@ One JSON record per line; ``type`` says what it is.
   compact summaries (``isCompactSummary``: a recap of turns that are in the
   file already) are skipped and counted.
 - Every other record type (``summary``, ``system``,
-  ``file-history-snapshot``, ``queue-operation``, and types newer versions
-  add) is skipped and counted by type; unknown block types likewise.
+  ``file-history-snapshot``, other queue operations, ``attachment`` and
+  types newer versions add) is skipped and counted by type; unknown block
+  types likewise.
 - A line that is not JSON (a session file cut mid-write) is reported with its
   line number and skipped.
 """
@@ -30,7 +44,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.transcripts.claude_chain import kept_records
+from plugin_sdk.transcripts.claude_harness import clean, is_synthetic
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
@@ -49,18 +67,70 @@ RECORD_TYPES = ("user", "assistant")
 def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> Transcript:
     """Import a Claude Code session file; see the module docstring."""
     report = ImportReport(FORMAT, str(path))
+    raw = path.read_bytes()
     try:
-        lines = path.read_text("utf-8").splitlines()
+        raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise TranscriptError(f"{path}: not UTF-8 text ({error.reason})") from error
+    lines = _lines(raw)
+    records = [_parse(report, number, text) for number, _, text in lines]
+    kept = kept_records(records, report)
     reader = _Reader(report, tool_output_chars)
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            reader.line(number, line)
-    messages = reader.messages
+    consumed = 0
+    for at, (number, end, _) in enumerate(lines):
+        record = records[at]
+        if record is None:
+            continue
+        consumed = end
+        if kept is not None and at not in kept and record.get("type") in RECORD_TYPES:
+            report.skip("record on an abandoned branch (rewound)")
+            continue
+        reader.line(number, end, record)
+    messages = reader.finish()
     report.messages = len(messages)
     report.conversations = len({m.conversation for m in messages})
-    return Transcript(messages, report)
+    return Transcript(messages, report, consumed)
+
+
+def _lines(raw: bytes) -> list[tuple[int, int, str]]:
+    """``(line number, byte offset past the line, text)`` of each non-blank line."""
+    out, start = [], 0
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        end = start + len(line) + 1
+        if line.strip():
+            out.append((number, min(end, len(raw)), line.decode("utf-8")))
+        start = end
+    return out
+
+
+def _parse(report: ImportReport, number: int, line: str) -> dict[str, Any] | None:
+    where = f"line {number}"
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        report.problem(where, f"not valid JSON ({error.msg}, column {error.colno})")
+        report.skip("malformed line")
+        return None
+    except RecursionError:
+        report.problem(where, "JSON nested too deeply to read")
+        report.skip("malformed line")
+        return None
+    if not isinstance(record, dict):
+        report.problem(where, f"a JSON {type(record).__name__}, not a record object")
+        report.skip("malformed line")
+        return None
+    return record
+
+
+@attrs.frozen
+class _At:
+    """Where a record is: for the messages made from it."""
+
+    where: str
+    conversation: str
+    timestamp: str | None
+    key: str
+    end: int
 
 
 class _Reader:
@@ -70,32 +140,32 @@ class _Reader:
         self.messages: list[Message] = []
         self.tool_names: dict[str, str] = {}
         self.last_message_id: str | None = None  # message.id of the last assistant message
+        self.queued: list[int] = []  # indexes of messages the user typed while the agent was busy
 
-    def line(self, number: int, line: str) -> None:
+    def line(self, number: int, end: int, record: dict[str, Any]) -> None:
         where = f"line {number}"
         count = len(self.messages)
         last, last_id = (self.messages[-1] if count else None), self.last_message_id
         try:
-            self.record(where, line)
+            self.record(where, end, record)
         except Exception as error:  # a safety net: one odd record never stops an import
             del self.messages[count:]
+            self.queued = [q for q in self.queued if q < count]
             if last is not None:
                 self.messages[-1] = last  # undo a join into the previous message
             self.last_message_id = last_id
             self.report.unreadable(where, error)
 
-    def record(self, where: str, line: str) -> None:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            self.report.problem(where, f"not valid JSON ({error.msg}, column {error.colno})")
-            self.report.skip("malformed line")
-            return
-        if not isinstance(record, dict):
-            self.report.problem(where, f"a JSON {type(record).__name__}, not a record object")
-            self.report.skip("malformed line")
-            return
+    def record(self, where: str, end: int, record: dict[str, Any]) -> None:
         kind = record.get("type")
+        at = _At(where, _conversation(record), _stamp(record.get("timestamp")), "", end)
+        at = attrs.evolve(at, key=record["uuid"] if isinstance(record.get("uuid"), str) else "")
+        if kind == "queue-operation":
+            self.queue_operation(record, at)
+            return
+        if kind == "attachment":
+            self.attachment(record, at)
+            return
         if kind not in RECORD_TYPES:
             subtype = f" ({record['subtype']})" if isinstance(record.get("subtype"), str) else ""
             named = isinstance(kind, str) and kind
@@ -112,44 +182,89 @@ class _Reader:
             self.report.problem(where, f"{kind} record without a message object")
             self.report.skip("malformed line")
             return
-        session = record.get("sessionId")
-        conversation = session if isinstance(session, str) else ""
-        if record.get("isSidechain"):
-            agent = record.get("agentId")
-            conversation += (
-                f" sidechain {agent}" if isinstance(agent, str) and agent else " sidechain"
-            )
-        context = (where, conversation, record.get("timestamp"))
         if kind == "assistant":
-            self.assistant(message, context)
+            if is_synthetic(record, message):
+                self.report.skip("API error message (written by Claude Code)")
+                return
+            self.assistant(message, at)
         else:
-            self.user(message.get("content"), context)
+            self.user(message.get("content"), at)
 
-    def user(self, content: Any, context: tuple[str, str, Any]) -> None:
+    def queue_operation(self, record: dict[str, Any], at: _At) -> None:
+        operation = record.get("operation")
+        content = record.get("content")
+        if operation == "enqueue" and isinstance(content, str) and content.strip():
+            self.steering(content, at)
+        else:
+            named = isinstance(operation, str) and operation
+            self.report.skip(f"queue operation {operation!r}" if named else "queue operation")
+
+    def attachment(self, record: dict[str, Any], at: _At) -> None:
+        attachment = record.get("attachment")
+        kind = attachment.get("type") if isinstance(attachment, dict) else None
+        if kind == "queued_command" and isinstance(attachment, dict):
+            prompt = attachment.get("prompt")
+            if isinstance(prompt, str) and prompt.strip():
+                self.steering(prompt, at)
+                return
+        named = isinstance(kind, str) and kind
+        self.report.skip(f"attachment {kind!r}" if named else "attachment")
+
+    def steering(self, text: str, at: _At) -> None:
+        """A message the user typed while the agent was at work."""
         self.last_message_id = None
-        blocks = self.blocks(content, context[0])
+        cleaned = clean(text, self.report)
+        if not cleaned.text:
+            return
+        self.queued.append(len(self.messages))
+        self.emit("user", cleaned.text, at, explicit=cleaned.explicit)
+
+    def finish(self) -> list[Message]:
+        """The messages, without steering messages Claude Code also wrote as user records."""
+        drop: set[int] = set()
+        for index in self.queued:
+            queued = self.messages[index]
+            seen_before = any(
+                q < index and q not in drop and _same(self.messages[q], queued)
+                for q in self.queued
+            )
+            later = any(
+                _same(m, queued) and i not in self.queued
+                for i, m in enumerate(self.messages[index + 1 :], index + 1)
+            )
+            if seen_before or later:
+                drop.add(index)
+                self.report.skip("queued message (recorded again)")
+        return [m for i, m in enumerate(self.messages) if i not in drop]
+
+    def user(self, content: Any, at: _At) -> None:
+        self.last_message_id = None
+        blocks = self.blocks(content, at.where)
         if blocks is None:
             return
         if not blocks or all(b.get("type") == "text" and not b.get("text") for b in blocks):
             self.report.skip("empty user record")
             return
         pieces: list[str] = []
+        explicit = False
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                pieces.append(self.text(block, context[0]))
+                cleaned = clean(self.text(block, at.where), self.report)
+                pieces.append(cleaned.text)
+                explicit = explicit or cleaned.explicit
             elif kind == "tool_result":
-                self.emit("user", "\n".join(p for p in pieces if p), context)
-                pieces = []
-                self.result(block, context)
+                self.emit("user", "\n".join(p for p in pieces if p), at, explicit=explicit)
+                pieces, explicit = [], False
+                self.result(block, at)
             elif kind in ("image", "document"):
                 pieces.append(self.media(block, kind))
             else:
                 self.unknown(kind)
-        self.emit("user", "\n".join(p for p in pieces if p), context)
+        self.emit("user", "\n".join(p for p in pieces if p), at, explicit=explicit)
 
-    def assistant(self, message: dict[str, Any], context: tuple[str, str, Any]) -> None:
-        blocks = self.blocks(message.get("content"), context[0])
+    def assistant(self, message: dict[str, Any], at: _At) -> None:
+        blocks = self.blocks(message.get("content"), at.where)
         if blocks is None:
             return
         if not blocks:
@@ -159,7 +274,7 @@ class _Reader:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                pieces.append(self.text(block, context[0]))
+                pieces.append(self.text(block, at.where))
             elif kind in ("tool_use", "server_tool_use"):
                 name = tool_name(block.get("name"))
                 if isinstance(block.get("id"), str) and name:
@@ -181,23 +296,22 @@ class _Reader:
             and message_id
             and message_id == self.last_message_id
             and previous.role == "assistant"
-            and previous.conversation == context[1]
+            and previous.conversation == at.conversation
         ):
             first = previous.source.split()[-1].split("-")[0]
-            last = context[0].split()[-1]
-            self.messages[-1] = Message(
-                "assistant",
-                f"{previous.text}\n{text}",
-                f"lines {first}-{last}",
-                previous.conversation,
-                previous.timestamp,
+            last = at.where.split()[-1]
+            self.messages[-1] = attrs.evolve(
+                previous,
+                text=f"{previous.text}\n{text}",
+                source=f"lines {first}-{last}",
+                key=at.key or previous.key,
+                position=at.end,
             )
             return
         self.last_message_id = message_id
-        self.emit("assistant", text, context)
+        self.emit("assistant", text, at)
 
-    def result(self, block: dict[str, Any], context: tuple[str, str, Any]) -> None:
-        where, conversation, timestamp = context
+    def result(self, block: dict[str, Any], at: _At) -> None:
         name = self.tool_names.get(str(block.get("tool_use_id")))
         content = block.get("content")
         if isinstance(content, str):
@@ -207,20 +321,24 @@ class _Reader:
             for inner in _blocks(content):
                 kind = inner.get("type")
                 if kind == "text":
-                    pieces.append(self.text(inner, where))
+                    pieces.append(self.text(inner, at.where))
                 elif kind in ("image", "document"):
                     pieces.append(self.media(inner, kind))
                 else:
                     self.unknown(kind)
             output = "\n".join(p for p in pieces if p)
         else:
-            self.report.problem(where, f"tool_result content is a {type(content).__name__}")
+            self.report.problem(at.where, f"tool_result content is a {type(content).__name__}")
             self.report.skip("malformed tool result content")
             output = ""
         text = tool_result(
             name, tool_output(self.report, output, self.limit), error=bool(block.get("is_error"))
         )
-        self.messages.append(Message("tool", text, where, conversation, _stamp(timestamp), name))
+        self.messages.append(
+            Message(
+                "tool", text, at.where, at.conversation, at.timestamp, name, at.key, at.end
+            )
+        )
 
     def blocks(self, content: Any, where: str) -> list[dict[str, Any]] | None:
         """The content's blocks; ``None`` (reported) when it is neither text nor a list."""
@@ -249,11 +367,34 @@ class _Reader:
         named = isinstance(kind, str) and kind
         self.report.skip(f"content block {kind!r}" if named else "content block without a type")
 
-    def emit(self, role: str, text: str, context: tuple[str, str, Any]) -> None:
+    def emit(self, role: str, text: str, at: _At, *, explicit: bool = False) -> None:
         if not text.strip():
             return
-        where, conversation, timestamp = context
-        self.messages.append(Message(role, text, where, conversation, _stamp(timestamp)))
+        self.messages.append(
+            Message(
+                role,
+                text,
+                at.where,
+                at.conversation,
+                at.timestamp,
+                key=at.key,
+                position=at.end,
+                explicit=explicit,
+            )
+        )
+
+
+def _conversation(record: dict[str, Any]) -> str:
+    session = record.get("sessionId")
+    conversation = session if isinstance(session, str) else ""
+    if record.get("isSidechain"):
+        agent = record.get("agentId")
+        conversation += f" sidechain {agent}" if isinstance(agent, str) and agent else " sidechain"
+    return conversation
+
+
+def _same(a: Message, b: Message) -> bool:
+    return a.role == b.role and a.conversation == b.conversation and a.text == b.text
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:

@@ -3,7 +3,12 @@
 A :class:`Message` is one turn the historian can read: a role (``user``,
 ``assistant`` or ``tool``), its text, the conversation it belongs to (chunks
 never span two), an optional timestamp and tool name, and where it came from
-in the file (``source``), so a fact can be traced back.
+in the file (``source``), so a fact can be traced back. ``key`` names the
+record it came from (a Claude Code ``uuid``, a ChatGPT node id, an index) and
+``position`` where that record ends in the file (a byte offset for JSON
+Lines, else -1): the import ledger uses them to send only what is new.
+``explicit`` marks a message in which the user asked outright that something
+be remembered (Claude Code's ``#`` memory input): the historian is told so.
 
 The :class:`ImportReport` is the importer's account of everything it did not
 turn into a message: skipped records and parts counted by kind, malformed
@@ -20,6 +25,7 @@ from typing import Any
 import attrs
 
 ROLES = ("user", "assistant", "tool")
+EXPLICIT_REMEMBER = "remember"  # the value of a historian message's "explicit" key
 
 
 @attrs.frozen
@@ -32,10 +38,20 @@ class Message:
     conversation: str = ""
     timestamp: str | None = None
     tool: str | None = None  # the tool a "tool" message reports on
+    key: str = ""  # the record's own id in the file, for the import ledger
+    position: int = -1  # byte offset just past the message's last record (JSON Lines), else -1
+    explicit: bool = False  # the user asked outright to remember this
 
     def as_historian(self) -> dict[str, str]:
-        """The ``{"role", "content"}`` mapping :func:`plugin_sdk.stages.historian.run_historian` takes."""
-        return {"role": self.role, "content": self.text}
+        """The mapping :func:`plugin_sdk.stages.historian.run_historian` takes.
+
+        ``{"role", "content"}``, plus ``"explicit": "remember"`` when the user
+        asked outright to remember what the message says.
+        """
+        message = {"role": self.role, "content": self.text}
+        if self.explicit:
+            message["explicit"] = EXPLICIT_REMEMBER
+        return message
 
 
 @attrs.define
@@ -103,3 +119,4 @@ class Transcript:
 
     messages: list[Message]
     report: ImportReport
+    consumed: int = -1  # JSON Lines: bytes read up to the end of the last record read, else -1
