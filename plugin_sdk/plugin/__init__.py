@@ -158,6 +158,7 @@ _EXPORTS = {
 
 __all__ = [
     "ACTS",
+    "EXPLICIT_NOTE",
     "MEMORY_TYPES",
     "PROJECT_NAME",
     "REFERENTS",
@@ -190,8 +191,6 @@ __all__ = [
     "grid",
     "has_grid",
     "historian_system",
-    "transcript_text",
-    "EXPLICIT_NOTE",
     "hookimpl",
     "hookspec",
     "indent_lines",
@@ -201,5 +200,6 @@ __all__ = [
     "rule_cell",
     "rule_classification",
     "split_cell",
+    "transcript_text",
 ]
 __getattr__, __dir__ = exports(__name__, _EXPORTS)

@@ -47,18 +47,11 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.transcripts.claude_blocks import At, BlockReader, stamp
 from plugin_sdk.transcripts.claude_chain import kept_records
 from plugin_sdk.transcripts.claude_harness import clean, is_synthetic
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
-from plugin_sdk.transcripts.text import (
-    DEFAULT_TOOL_OUTPUT_CHARS,
-    placeholder,
-    text_of,
-    tool_call,
-    tool_name,
-    tool_output,
-    tool_result,
-)
+from plugin_sdk.transcripts.text import DEFAULT_TOOL_OUTPUT_CHARS, tool_call, tool_name
 
 FORMAT = "claude-code"
 RECORD_TYPES = ("user", "assistant")
@@ -122,23 +115,9 @@ def _parse(report: ImportReport, number: int, line: str) -> dict[str, Any] | Non
     return record
 
 
-@attrs.frozen
-class _At:
-    """Where a record is: for the messages made from it."""
-
-    where: str
-    conversation: str
-    timestamp: str | None
-    key: str
-    end: int
-
-
-class _Reader:
+class _Reader(BlockReader):
     def __init__(self, report: ImportReport, limit: int) -> None:
-        self.report = report
-        self.limit = limit
-        self.messages: list[Message] = []
-        self.tool_names: dict[str, str] = {}
+        super().__init__(report, limit)
         self.last_message_id: str | None = None  # message.id of the last assistant message
         self.queued: list[int] = []  # indexes of messages the user typed while the agent was busy
 
@@ -158,7 +137,7 @@ class _Reader:
 
     def record(self, where: str, end: int, record: dict[str, Any]) -> None:
         kind = record.get("type")
-        at = _At(where, _conversation(record), _stamp(record.get("timestamp")), "", end)
+        at = At(where, _conversation(record), stamp(record.get("timestamp")), "", end)
         at = attrs.evolve(at, key=record["uuid"] if isinstance(record.get("uuid"), str) else "")
         if kind == "queue-operation":
             self.queue_operation(record, at)
@@ -190,7 +169,7 @@ class _Reader:
         else:
             self.user(message.get("content"), at)
 
-    def queue_operation(self, record: dict[str, Any], at: _At) -> None:
+    def queue_operation(self, record: dict[str, Any], at: At) -> None:
         operation = record.get("operation")
         content = record.get("content")
         if operation == "enqueue" and isinstance(content, str) and content.strip():
@@ -199,7 +178,7 @@ class _Reader:
             named = isinstance(operation, str) and operation
             self.report.skip(f"queue operation {operation!r}" if named else "queue operation")
 
-    def attachment(self, record: dict[str, Any], at: _At) -> None:
+    def attachment(self, record: dict[str, Any], at: At) -> None:
         attachment = record.get("attachment")
         kind = attachment.get("type") if isinstance(attachment, dict) else None
         if kind == "queued_command" and isinstance(attachment, dict):
@@ -210,7 +189,7 @@ class _Reader:
         named = isinstance(kind, str) and kind
         self.report.skip(f"attachment {kind!r}" if named else "attachment")
 
-    def steering(self, text: str, at: _At) -> None:
+    def steering(self, text: str, at: At) -> None:
         """A message the user typed while the agent was at work."""
         self.last_message_id = None
         cleaned = clean(text, self.report)
@@ -225,8 +204,7 @@ class _Reader:
         for index in self.queued:
             queued = self.messages[index]
             seen_before = any(
-                q < index and q not in drop and _same(self.messages[q], queued)
-                for q in self.queued
+                q < index and q not in drop and _same(self.messages[q], queued) for q in self.queued
             )
             later = any(
                 _same(m, queued) and i not in self.queued
@@ -237,7 +215,7 @@ class _Reader:
                 self.report.skip("queued message (recorded again)")
         return [m for i, m in enumerate(self.messages) if i not in drop]
 
-    def user(self, content: Any, at: _At) -> None:
+    def user(self, content: Any, at: At) -> None:
         self.last_message_id = None
         blocks = self.blocks(content, at.where)
         if blocks is None:
@@ -263,7 +241,7 @@ class _Reader:
                 self.unknown(kind)
         self.emit("user", "\n".join(p for p in pieces if p), at, explicit=explicit)
 
-    def assistant(self, message: dict[str, Any], at: _At) -> None:
+    def assistant(self, message: dict[str, Any], at: At) -> None:
         blocks = self.blocks(message.get("content"), at.where)
         if blocks is None:
             return
@@ -311,78 +289,6 @@ class _Reader:
         self.last_message_id = message_id
         self.emit("assistant", text, at)
 
-    def result(self, block: dict[str, Any], at: _At) -> None:
-        name = self.tool_names.get(str(block.get("tool_use_id")))
-        content = block.get("content")
-        if isinstance(content, str):
-            output = content
-        elif content is None or isinstance(content, list):
-            pieces = []
-            for inner in _blocks(content):
-                kind = inner.get("type")
-                if kind == "text":
-                    pieces.append(self.text(inner, at.where))
-                elif kind in ("image", "document"):
-                    pieces.append(self.media(inner, kind))
-                else:
-                    self.unknown(kind)
-            output = "\n".join(p for p in pieces if p)
-        else:
-            self.report.problem(at.where, f"tool_result content is a {type(content).__name__}")
-            self.report.skip("malformed tool result content")
-            output = ""
-        text = tool_result(
-            name, tool_output(self.report, output, self.limit), error=bool(block.get("is_error"))
-        )
-        self.messages.append(
-            Message(
-                "tool", text, at.where, at.conversation, at.timestamp, name, at.key, at.end
-            )
-        )
-
-    def blocks(self, content: Any, where: str) -> list[dict[str, Any]] | None:
-        """The content's blocks; ``None`` (reported) when it is neither text nor a list."""
-        if content is None or isinstance(content, (str, list)):
-            return _blocks(content)
-        self.report.problem(where, f"message content is a {type(content).__name__}")
-        self.report.skip("malformed content")
-        return None
-
-    def text(self, block: dict[str, Any], where: str) -> str:
-        """A text block's text; null is no text, and any other non-string is reported."""
-        text = text_of(block.get("text"))
-        if text is None:
-            self.report.problem(
-                where, f"a text block whose text is a {type(block['text']).__name__}"
-            )
-            self.report.skip("malformed content block")
-            return ""
-        return text
-
-    def media(self, block: dict[str, Any], kind: str) -> str:
-        title = block.get("title")
-        return placeholder(self.report, kind, title if isinstance(title, str) else None)
-
-    def unknown(self, kind: Any) -> None:
-        named = isinstance(kind, str) and kind
-        self.report.skip(f"content block {kind!r}" if named else "content block without a type")
-
-    def emit(self, role: str, text: str, at: _At, *, explicit: bool = False) -> None:
-        if not text.strip():
-            return
-        self.messages.append(
-            Message(
-                role,
-                text,
-                at.where,
-                at.conversation,
-                at.timestamp,
-                key=at.key,
-                position=at.end,
-                explicit=explicit,
-            )
-        )
-
 
 def _conversation(record: dict[str, Any]) -> str:
     session = record.get("sessionId")
@@ -395,15 +301,3 @@ def _conversation(record: dict[str, Any]) -> str:
 
 def _same(a: Message, b: Message) -> bool:
     return a.role == b.role and a.conversation == b.conversation and a.text == b.text
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    if isinstance(content, list):
-        return [b if isinstance(b, dict) else {"type": None} for b in content]
-    return []
-
-
-def _stamp(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
