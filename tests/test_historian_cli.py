@@ -134,7 +134,7 @@ def test_historian_run_with_an_llm_model_end_to_end(pilot, db):
     assert len(pilot.prompts) == len(chunks)  # one model call per chunk
     progress = result.stderr.splitlines()
     assert len(progress) == len(chunks)
-    assert progress[0].startswith(f"chunk 1/{len(chunks)} (")
+    assert progress[0].startswith(f"openai-chat.json: chunk 1/{len(chunks)} (")
     assert progress[0].endswith("1 new, 0 folded, 0 quarantined")
     assert any(line.endswith("1 new, 0 folded, 1 quarantined") for line in progress)
     assert sum(line.endswith("nothing new") for line in progress) == len(chunks) - 2
@@ -152,8 +152,13 @@ def test_historian_run_with_an_llm_model_end_to_end(pilot, db):
         ("BERTH_RULES", "active", "Any vessel over 9 m draught berths at quay 1 only."),
         ("TIDE_TABLES", "quarantined", "PE-04 high water 07:42 on 2026-03-15."),
     ]
-    # a second run folds what it already knows
+    # a rerun sends nothing: the import ledger has seen the whole file
     again = run(db, "--transcript", str(OPENAI), "--model", "pilot", "--budget", "200")
+    assert "unchanged since the last import; nothing to send" in again.stdout.splitlines()[0]
+    assert "historian: nothing new to send" in again.stdout.splitlines()
+    assert len(pilot.prompts) == len(chunks)
+    # --all sends it again, and the historian folds what it already knows
+    again = run(db, "--transcript", str(OPENAI), "--model", "pilot", "--budget", "200", "--all")
     assert "admitted: 2 (0 new, 2 folded into existing memories)" in again.stdout.splitlines()
 
 
@@ -250,5 +255,5 @@ def test_a_transcript_in_an_unknown_format_is_one_line(db, tmp_path):
     result = run(db, "--transcript", str(notes), "--dry-run", code=1)
     assert result.stderr == (
         f"Error: {notes}: cannot tell the transcript format; pass one of: "
-        "openai, claude-code, llm-logs\n"
+        "openai, chatgpt-export, claude-code, llm-logs\n"
     )

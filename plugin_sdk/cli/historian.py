@@ -1,15 +1,17 @@
-"""``memsdk historian run``: a transcript file in, memories out, chunk by chunk."""
+"""``memsdk historian run``: transcript files in, memories out, chunk by chunk, only what is new."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, open_store, store_options
+from plugin_sdk.cli.historian_output import dry_run_report, new_outcome, run_report
 from plugin_sdk.errors import HistorianReplyError, MemsdkError
 from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
-from plugin_sdk.stages.historian import bounded_view, run_historian
+from plugin_sdk.stages.historian import run_historian
 from plugin_sdk.store.connection import Store
 from plugin_sdk.transcripts import (
     DEFAULT_BUDGET,
@@ -17,10 +19,12 @@ from plugin_sdk.transcripts import (
     FORMATS,
     MIN_BUDGET,
     Chunk,
-    Transcript,
     chunk_messages,
-    load_transcript,
 )
+from plugin_sdk.transcripts.batch import FileImport, plan
+from plugin_sdk.transcripts.ledger import Ledger
+from plugin_sdk.transcripts.select import parse_time
+from plugin_sdk.transcripts.sources import expand
 
 NEEDS_A_MODEL = (
     "the historian needs a model: pass --model ID (any model the llm library knows; "
@@ -35,18 +39,19 @@ def historian() -> None:
 
 
 @historian.command()
+@click.argument("paths", nargs=-1, type=click.Path())
 @click.option(
-    "transcript_path",
+    "transcripts",
     "--transcript",
-    required=True,
+    multiple=True,
     type=click.Path(exists=True, dir_okay=False),
-    help="The transcript file.",
+    help="A transcript file (repeatable; the same as naming it as an argument).",
 )
 @click.option(
     "format_",
     "--format",
     type=click.Choice(list(FORMATS)),
-    help="Its format (default: detected from the content).",
+    help="Their format (default: detected from each file's content).",
 )
 @click.option(
     "model_id",
@@ -69,46 +74,112 @@ def historian() -> None:
     show_default=True,
     help="Characters kept of each tool output; 0 keeps all.",
 )
+@click.option(
+    "since_text",
+    "--since",
+    metavar="DATE",
+    help="Leave out messages older than this (ISO 8601: 2026-05-01 or 2026-05-01T09:00Z).",
+)
+@click.option(
+    "--all",
+    "send_all",
+    is_flag=True,
+    help="Send every message again, not only what the import ledger has not seen.",
+)
 @click.option("--dry-run", is_flag=True, help="Show the chunks and prompts; call no model.")
 @store_options
 @JSON_OPTION
 def run(
-    transcript_path: str,
+    paths: tuple[str, ...],
+    transcripts: tuple[str, ...],
     format_: str | None,
     model_id: str | None,
     budget: int,
     tool_output: int,
+    since_text: str | None,
+    send_all: bool,
     dry_run: bool,
     db: str | None,
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Import a transcript and run the historian on it, one chunk at a time.
+    """Import transcripts and run the historian on what is new, one chunk at a time.
 
-    Formats: openai (a JSON list of chat messages, or {"messages": [...]}),
-    claude-code (a Claude Code session .jsonl), llm-logs (the llm tool's
-    logs.db). Records and parts the importer does not keep are counted and
-    reported, never dropped silently; see docs/transcripts.md.
+    PATHS are transcript files, folders (every transcript file under them,
+    Claude Code sub-agent files included) or globs, e.g.
+    ~/.claude/projects/-home-dana-src-app. Each file's format is detected:
+    openai (chat messages or Responses-API items in JSON), chatgpt-export
+    (ChatGPT's conversations.json), claude-code (a Claude Code session
+    .jsonl), llm-logs (the llm tool's logs.db). Records the importer does not
+    keep are counted and reported, never dropped silently; see
+    docs/transcripts.md.
+
+    The store keeps an import ledger: a rerun sends only messages it has not
+    sent (records appended since, new conversations); --all sends everything.
+    A file named on its own that yields no message at all is an error (exit
+    1); in a folder or glob it is reported, and the exit is 1 only when no
+    file yields a message.
 
     Progress goes to standard error, one line per chunk. Facts filed under a
     category the store does not have are quarantined and counted. A chunk
     whose reply cannot be read is reported (its reply is kept as a
     quarantined memory) and the run goes on.
     """
-    transcript = load_transcript(transcript_path, format_, tool_output_chars=tool_output)
+    arguments = [*paths, *transcripts]
+    if not arguments:
+        raise click.UsageError("name a transcript: PATHS or --transcript FILE")
+    moment = _since(since_text)
+    sources = expand(arguments)
     with open_store(db, project) as store:
-        chunks = chunk_messages(transcript.messages, store.tokenizer, budget)
+        ledger = Ledger(store)
+        files = plan(
+            sources,
+            None if send_all else ledger,
+            format=format_,
+            tool_output_chars=tool_output,
+            since_moment=moment,
+        )
         if dry_run:
-            _dry_run(store, transcript, chunks, as_json)
+            dry_run_report(store, files, budget, as_json)
+            _check_empty(files)
             return
-        if not store.category_names():
+        todo = [f for f in files if f.messages]
+        if todo and not store.category_names():
             raise MemsdkError(
                 f"store {store.path} has no categories: install a pack first "
                 "(memsdk init --pack NAME)"
             )
-        model_name = _attach_model(store, model_id)
-        outcome = _run_chunks(store, chunks, model_name)
-    _report(transcript, outcome, as_json)
+        model_name = _attach_model(store, model_id) if todo else ""
+        outcome = new_outcome(model_name)
+        for item in files:
+            chunks = chunk_messages(item.messages, store.tokenizer, budget)
+            if chunks:
+                _run_chunks(store, chunks, outcome, item.source.path.name)
+            if item.mark is not None and item.transcript is not None:
+                ledger.record(
+                    item.source.path, item.transcript.report.format, item.mark, len(item.messages)
+                )
+    run_report(files, outcome, as_json)
+    _check_empty(files)
+
+
+def _since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    moment = parse_time(text)
+    if moment is None:
+        raise click.BadParameter(f"not an ISO 8601 date: {text!r}", param_hint="--since")
+    return moment
+
+
+def _check_empty(files: list[FileImport]) -> None:
+    """Exit 1 when a named file, or every file, yielded no message at all."""
+    empty = [f for f in files if f.empty]
+    for item in empty:
+        click.echo(f"{item.source.path}: no messages imported", err=True)
+    read = [f for f in files if f.transcript is not None]
+    if any(f.source.named for f in empty) or (read and len(empty) == len(read)):
+        raise SystemExit(1)
 
 
 def _attach_model(store: Store, model_id: str | None) -> str:
@@ -124,20 +195,12 @@ def _attach_model(store: Store, model_id: str | None) -> str:
     return implementations[-1].plugin_name  # the one pluggy calls first
 
 
-def _run_chunks(store: Store, chunks: list[Chunk], model_name: str) -> dict[str, Any]:
+def _run_chunks(store: Store, chunks: list[Chunk], outcome: dict[str, Any], name: str) -> None:
     names = set(store.category_names())
-    outcome: dict[str, Any] = {
-        "model": model_name,
-        "chunks": len(chunks),
-        "written": [],
-        "folded": [],
-        "quarantined": [],
-        "unknown_category": 0,
-        "failed_chunks": [],
-    }
+    outcome["chunks"] += len(chunks)
     for chunk in chunks:
         click.echo(
-            f"chunk {chunk.number}/{len(chunks)} ({chunk.tokens} tokens, "
+            f"{name}: chunk {chunk.number}/{len(chunks)} ({chunk.tokens} tokens, "
             f"{len(chunk.messages)} messages, {chunk.span}): ",
             nl=False,
             err=True,
@@ -146,14 +209,16 @@ def _run_chunks(store: Store, chunks: list[Chunk], model_name: str) -> dict[str,
             report = run_historian(store, chunk.as_historian())
         except HistorianReplyError as error:
             click.echo(f"unreadable reply: {error}", err=True)
-            outcome["failed_chunks"].append({"chunk": chunk.number, "error": str(error)})
+            outcome["failed_chunks"].append(
+                {"file": name, "chunk": chunk.number, "error": str(error)}
+            )
             continue
         except MemsdkError as error:
             click.echo("failed", err=True)
             done = chunk.number - 1
             raise MemsdkError(
-                f"{error} (stopped at chunk {chunk.number} of {len(chunks)}; the memories of "
-                f"the {done} chunk(s) before it are kept, and a rerun folds repeats)"
+                f"{error} (stopped at chunk {chunk.number} of {len(chunks)} of {name}; the "
+                f"memories of the {done} chunk(s) before it are kept, and a rerun folds repeats)"
             ) from error
         unknown = sum(1 for q in report.quarantined if q["category"] and q["category"] not in names)
         outcome["written"] += report.written
@@ -169,81 +234,3 @@ def _run_chunks(store: Store, chunks: list[Chunk], model_name: str) -> dict[str,
             )
         )
         click.echo(state, err=True)
-    return outcome
-
-
-def _report(transcript: Transcript, outcome: dict[str, Any], as_json: bool) -> None:
-    admitted = len(outcome["written"]) + len(outcome["folded"])
-    if as_json:
-        echo_json(
-            {
-                "import": transcript.report.to_dict(),
-                "model": outcome["model"],
-                "chunks": outcome["chunks"],
-                "admitted": admitted,
-                "written": outcome["written"],
-                "folded": outcome["folded"],
-                "quarantined": outcome["quarantined"],
-                "unknown_category": outcome["unknown_category"],
-                "failed_chunks": outcome["failed_chunks"],
-            }
-        )
-        return
-    for line in transcript.report.lines():
-        click.echo(line)
-    click.echo(f"historian: {outcome['chunks']} chunk(s) with model {outcome['model']}")
-    click.echo(
-        f"admitted: {admitted} ({len(outcome['written'])} new, "
-        f"{len(outcome['folded'])} folded into existing memories)"
-    )
-    click.echo(
-        f"quarantined: {len(outcome['quarantined'])} "
-        f"({outcome['unknown_category']} with an unknown category)"
-    )
-    if outcome["failed_chunks"]:
-        numbers = ", ".join(str(f["chunk"]) for f in outcome["failed_chunks"])
-        click.echo(f"unreadable replies: {len(outcome['failed_chunks'])} (chunks {numbers})")
-
-
-def _dry_run(store: Store, transcript: Transcript, chunks: list[Chunk], as_json: bool) -> None:
-    if not store.category_names():
-        click.echo(
-            f"warning: store {store.path} has no categories; the prompts list none", err=True
-        )
-    shown: list[dict[str, Any]] = []
-    for chunk in chunks:
-        messages = chunk.as_historian()
-        view = bounded_view(store, messages)
-        prompt = store.plugins.hook.historian_prompt(store=store, messages=messages, view=view)
-        shown.append(
-            {
-                "number": chunk.number,
-                "tokens": chunk.tokens,
-                "messages": len(chunk.messages),
-                "span": chunk.span,
-                "conversation": chunk.conversation,
-                "system": prompt.system,
-                "prompt": prompt.messages,
-            }
-        )
-    if as_json:
-        echo_json({"import": transcript.report.to_dict(), "chunks": shown})
-        return
-    for line in transcript.report.lines():
-        click.echo(line)
-    system = None
-    for item in shown:
-        click.echo(
-            f"\n=== chunk {item['number']}/{len(shown)}: {item['tokens']} tokens, "
-            f"{item['messages']} messages, {item['span']} ({item['conversation'] or 'conversation'})"
-        )
-        if item["system"] != system:
-            system = item["system"]
-            click.echo(
-                "--- system prompt" + (" (the same for the chunks below)" if len(shown) > 1 else "")
-            )
-            click.echo(str(system).rstrip())
-        for message in item["prompt"]:
-            click.echo(f"--- {message['role']}")
-            click.echo(message["content"].rstrip())
-    click.echo(f"\n(dry run: {len(shown)} chunk(s), no model called, no memory written)")

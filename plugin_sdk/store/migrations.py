@@ -561,3 +561,25 @@ def m007_queue(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m014_transcript_ledger(db: Database) -> None:
+    db.executescript(
+        """
+        -- What the historian was sent from each transcript file, per project,
+        -- so a rerun sends only what is new (plugin_sdk/transcripts/ledger.py).
+        CREATE TABLE transcript_imports (
+            path TEXT NOT NULL,                       -- the file, as an absolute path
+            project TEXT NOT NULL,
+            format TEXT NOT NULL,
+            offset_bytes INTEGER NOT NULL,            -- bytes read: the end of the last record read
+            last_key TEXT NOT NULL DEFAULT '',        -- the last message's record id (a uuid, ...)
+            content_hash TEXT NOT NULL,               -- SHA-256 of the bytes read
+            cursors TEXT NOT NULL DEFAULT '{}',       -- JSON: conversation -> its last message's key
+            messages INTEGER NOT NULL DEFAULT 0,      -- messages sent from this file, all runs
+            imported_at TEXT NOT NULL,
+            PRIMARY KEY (path, project)
+        );
+        """
+    )

@@ -9,9 +9,11 @@
         run_historian(store, chunk.as_historian())
     print("\\n".join(transcript.report.lines()))           # what was skipped, and why
 
-Formats (one module each): ``openai`` (a JSON list of chat messages, or an
-object with ``messages``), ``claude-code`` (Claude Code session JSONL),
-``llm-logs`` (the ``llm`` tool's ``logs.db``). Each importer turns records
+Formats (one module each): ``openai`` (a JSON list of chat messages or
+Responses-API items, or an object with ``messages``, ``input`` or
+``output``), ``chatgpt-export`` (ChatGPT's ``conversations.json``),
+``claude-code`` (Claude Code session JSONL), ``llm-logs`` (the ``llm`` tool's
+``logs.db``). Each importer turns records
 into :class:`Message` objects and accounts in an :class:`ImportReport` for
 everything it skipped, replaced or could not read; unknown record and part
 types are counted, never fatal. Only a file that cannot be read as its format
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from plugin_sdk.errors import TranscriptError
-from plugin_sdk.transcripts import claude_code, llm_logs, openai_messages
+from plugin_sdk.transcripts import chatgpt_export, claude_code, llm_logs, openai_messages
 from plugin_sdk.transcripts.chunker import (
     DEFAULT_BUDGET,
     MIN_BUDGET,
@@ -41,12 +43,14 @@ Reader = Callable[..., Transcript]
 
 FORMATS: dict[str, Reader] = {
     openai_messages.FORMAT: openai_messages.read,
+    chatgpt_export.FORMAT: chatgpt_export.read,
     claude_code.FORMAT: claude_code.read,
     llm_logs.FORMAT: llm_logs.read,
 }
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SNIFF_LINES = 200
+_OPENAI_KEYS = {"messages", "input", "output"}
 _CLAUDE_KEYS = {"sessionId", "parentUuid", "leafUuid"}
 _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot"}
 
@@ -104,7 +108,9 @@ def detect_format(path: str | Path) -> str:
     except (json.JSONDecodeError, RecursionError):
         data = None
     else:
-        if isinstance(data, list) or (isinstance(data, dict) and "messages" in data):
+        if chatgpt_export.looks_like(data):
+            return chatgpt_export.FORMAT
+        if isinstance(data, list) or (isinstance(data, dict) and _OPENAI_KEYS & data.keys()):
             return openai_messages.FORMAT
     for line in text.splitlines()[:_SNIFF_LINES]:
         try:

@@ -1,8 +1,11 @@
 """OpenAI-style chat messages in a JSON file.
 
 Accepted shapes: a list of messages, or an object with a ``messages`` list
-(a saved request body, an export). A message is ``{"role", "content"}``
-where content is a string, ``null``, or a list of parts.
+(a saved request body, an export), or with an ``input`` or ``output`` list (a
+Responses-API request or response). A message is ``{"role", "content"}``
+where content is a string, ``null``, or a list of parts. Responses-API items
+without a role (tool calls, their outputs, reasoning) are read by
+``openai_items.py``.
 
 - ``user`` and ``assistant`` messages are kept; text parts (``text``,
   ``input_text``, ``output_text``) are joined; ``image_url`` and
@@ -27,6 +30,7 @@ from typing import Any
 
 from plugin_sdk.errors import TranscriptError
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
+from plugin_sdk.transcripts.openai_items import read_item
 from plugin_sdk.transcripts.text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
     placeholder,
@@ -38,6 +42,11 @@ from plugin_sdk.transcripts.text import (
 
 FORMAT = "openai"
 _TEXT_PARTS = ("text", "input_text", "output_text")
+_LIST_KEYS = (
+    "messages",
+    "input",
+    "output",
+)  # a saved chat request; a Responses request or response
 
 
 def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> Transcript:
@@ -64,15 +73,18 @@ def from_data(
     tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS,
 ) -> Transcript:
     """Import already-parsed JSON (a list of messages or ``{"messages": [...]}``)."""
-    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+    listed = _LIST_KEYS if isinstance(data, dict) else ()
+    key = next((k for k in listed if isinstance(data.get(k), list)), None)
+    if key is not None:
         if isinstance(data.get("id"), (str, int)) and str(data["id"]):
             conversation = str(data["id"])
-        raw_messages = data["messages"]
+        raw_messages = data[key]
     elif isinstance(data, list):
         raw_messages = data
     else:
         raise TranscriptError(
-            f"{report.source}: expected a list of messages or an object with a 'messages' list"
+            f"{report.source}: expected a list of messages or an object with a "
+            "'messages', 'input' or 'output' list"
         )
     reader = _Reader(report, conversation, tool_output_chars)
     messages: list[Message] = []
@@ -100,6 +112,8 @@ class _Reader:
             self.report.skip("malformed message")
             return []
         role = raw.get("role")
+        if role is None and isinstance(raw.get("type"), str) and raw["type"] != "message":
+            return read_item(self, raw, where)  # a Responses-API item
         if role in ("system", "developer"):
             self.report.skip(f"{role} message")
             return []
