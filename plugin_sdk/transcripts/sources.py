@@ -75,7 +75,15 @@ def subagent_files(session: Path) -> list[Path]:
 
 
 def _folder(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and _wanted(p))
+    """Transcript files under ``folder``, each session followed by its sub-agents' files."""
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and _wanted(p))
+    ordered: dict[Path, None] = {}
+    for path in found:
+        if path.parent.name != "subagents":
+            ordered[path] = None
+            ordered.update(dict.fromkeys(subagent_files(path)))
+    ordered.update(dict.fromkeys(found))  # sub-agent files whose session is not here
+    return list(ordered)
 
 
 def _wanted(path: Path) -> bool:
