@@ -24,7 +24,7 @@ def dream() -> None:
     "model_id",
     "--model",
     envvar="MEMSDK_MODEL",
-    help="An llm model id or alias for the tasks that ask a model (needs memsdk[llm]); "
+    help="An llm model id or alias for the tasks that ask a model (needs the llm extra); "
     "default: the plugin that answers model_complete, else the rule-based fallbacks.",
 )
 @store_options

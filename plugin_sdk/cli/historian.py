@@ -57,7 +57,7 @@ def historian() -> None:
     "model_id",
     "--model",
     envvar="MEMSDK_MODEL",
-    help="An llm model id or alias (needs memsdk[llm]); default: the plugin that answers "
+    help="An llm model id or alias (needs the llm extra); default: the plugin that answers "
     "model_complete.",
 )
 @click.option(

@@ -30,7 +30,8 @@ def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: st
     memory_update, memory_archive, memory_merge; their category enum is read
     from the store when the server starts. Resource memsdk://inject and prompt
     'memory': the injected table of contents. Needs the mcp extra:
-    pip install 'memsdk[mcp]'. See docs/mcp.md for a host's configuration.
+    pip install -e '.[mcp]' in a memsdk checkout (docs/install.md). See docs/mcp.md for a
+    host's configuration.
     """
     from plugin_sdk.host.mcp_server import require_mcp, run_stdio
     from plugin_sdk.host.opening import ensure_packs

@@ -1,7 +1,7 @@
 """The MCP server: the memory tools and the memory block for any MCP host.
 
 ``memsdk mcp`` serves one store's project over stdio with the official ``mcp``
-SDK, an optional extra (``pip install 'memsdk[mcp]'``), imported only when the
+SDK, an optional extra (``pip install -e '.[mcp]'`` in a checkout), imported only when the
 server starts. See ``docs/mcp.md``.
 
 - **Tools**: the specs and handlers of :mod:`plugin_sdk.host.mcp_tools`, read from
@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 SERVER_NAME = "memsdk"
 INJECT_URI = "memsdk://inject"
 PROMPT_NAME = "memory"
-INSTALL_HINT = "memsdk mcp needs the mcp extra: pip install 'memsdk[mcp]'"
+INSTALL_HINT = (
+    "memsdk mcp needs the mcp extra: pip install 'mcp>=2,<3' "
+    "(in a memsdk checkout: pip install -e '.[mcp]')"
+)
 INSTRUCTIONS = (
     "Long-term memory for this project. At the start of a session read the resource "
     f"{INJECT_URI} (or the prompt '{PROMPT_NAME}'): a table of contents of what is "

@@ -9,7 +9,7 @@
     plugins = make_plugin_manager(plugins=[("llm-model", LlmModel("gpt-4o-mini"))])
     store = Store("memory.db", plugins=plugins)  # the historian and the dreamer now use it
 
-``llm`` is an optional extra (``pip install 'memsdk[llm]'``), imported only
+``llm`` is an optional extra (``pip install -e '.[llm]'`` in a checkout), imported only
 when a model is first needed. Models, keys and aliases are ``llm``'s own:
 ``llm models`` lists them, ``llm keys set`` stores keys, ``LLM_USER_PATH``
 moves its configuration, and ``llm`` plugins add models.
@@ -31,7 +31,7 @@ from plugin_sdk.errors import LlmModelError, LlmNotInstalled, MemsdkError
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.records import Prompt
 
-INSTALL_HINT = "pip install 'memsdk[llm]'"
+INSTALL_HINT = "pip install 'llm>=0.19' (in a memsdk checkout: pip install -e '.[llm]')"
 
 
 def import_llm() -> Any:
