@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from pathlib import Path
 
 from plugin_sdk.host.mcp_server import INSTALL_HINT as MCP_HINT
 from plugin_sdk.model.llm import INSTALL_HINT as LLM_HINT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 # "pip install memsdk", "pip install 'memsdk[mcp]'", "pip install -U memsdk" ...
