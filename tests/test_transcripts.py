@@ -34,7 +34,7 @@ def test_formats_are_detected_from_content(tmp_path, llm_logs):
     renamed = tmp_path / "session.txt"  # the name plays no part
     renamed.write_bytes(CLAUDE.read_bytes())
     assert detect_format(renamed) == "claude-code"
-    assert set(FORMATS) == {"openai", "claude-code", "llm-logs"}
+    assert set(FORMATS) == {"openai", "chatgpt-export", "claude-code", "llm-logs"}
 
 
 def test_undetectable_and_unreadable_files_raise_one_clear_error(tmp_path):

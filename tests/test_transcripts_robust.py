@@ -308,6 +308,18 @@ openai_message = obj(
     refusal=json_ish,
     audio=anything(obj(transcript=json_ish)),
 )
+responses_item = obj(
+    {"type": words("function_call", "function_call_output", "custom_tool_call", "mcp_call",
+                   "reasoning", "web_search_call")},
+    call_id=anything(st.text(max_size=3)),
+    id=json_ish,
+    name=json_ish,
+    server_label=json_ish,
+    arguments=anything(json_ish.map(json.dumps)),
+    input=json_ish,
+    output=anything(st.text(), st.lists(anything(openai_part), max_size=2)),
+    error=json_ish,
+)  # fmt: skip
 claude_block = obj(
     {"type": words("text", "tool_use", "server_tool_use", "tool_result", "image", "document",
                    "thinking")},
@@ -322,7 +334,7 @@ claude_block = obj(
 )  # fmt: skip
 claude_record = obj(
     {
-        "type": words("user", "assistant", "summary", "system"),
+        "type": words("user", "assistant", "summary", "system", "queue-operation", "attachment"),
         "message": anything(
             obj({"content": anything(st.lists(anything(claude_block), max_size=4))}, id=json_ish)
         ),
@@ -334,7 +346,41 @@ claude_record = obj(
     isMeta=mostly(st.just(False), json_ish),
     isCompactSummary=mostly(st.just(False), json_ish),
     subtype=json_ish,
+    uuid=anything(st.sampled_from(["u1", "u2", "u3", "u4"])),
+    parentUuid=anything(st.sampled_from(["u1", "u2", "u3", "u4", "gone"])),
+    logicalParentUuid=json_ish,
+    isApiErrorMessage=mostly(st.just(False), json_ish),
+    operation=words("enqueue", "dequeue", "remove"),
+    content=anything(st.text(max_size=40), st.sampled_from(
+        ["<command-name>/x</command-name>", "<user-memory-input>k</user-memory-input>",
+         "[Request interrupted by user]", "<system-reminder>r</system-reminder>"])),
+    attachment=anything(obj({"type": words("queued_command")}, prompt=json_ish)),
+)  # fmt: skip
+chatgpt_message = obj(
+    author=anything(obj(role=words("user", "assistant", "tool", "system"), name=json_ish)),
+    content=anything(
+        obj(
+            {"content_type": words("text", "multimodal_text", "code", "thoughts")},
+            parts=anything(st.lists(anything(st.text(), obj(content_type=json_ish)), max_size=3)),
+            text=json_ish,
+        )
+    ),
+    create_time=json_ish,
+    recipient=anything(st.sampled_from(["all", "python", ""])),
+    metadata=json_ish,
 )
+chatgpt_node = obj(
+    message=anything(chatgpt_message),
+    parent=anything(st.sampled_from(["n0", "n1", "n2", "n3"])),
+    children=json_ish,
+)
+chatgpt_conversation = obj(
+    {"mapping": anything(st.dictionaries(st.sampled_from(["n0", "n1", "n2", "n3"]),
+                                         anything(chatgpt_node), max_size=4))},
+    current_node=anything(st.sampled_from(["n0", "n1", "n2", "n3", "gone"])),
+    id=json_ish,
+    conversation_id=json_ish,
+)  # fmt: skip
 llm_payload = obj(
     text_ref=anything(st.lists(anything(obj(literal=json_ish, fragment=json_ish)), max_size=3)),
     arguments=json_ish,
@@ -350,8 +396,9 @@ FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCh
 @FUZZ
 @given(
     data=anything(
-        st.lists(anything(openai_message), max_size=6),
+        st.lists(anything(openai_message, responses_item), max_size=6),
         obj({"messages": st.lists(anything(openai_message), max_size=6)}, id=json_ish),
+        obj({"input": st.lists(anything(openai_message, responses_item), max_size=6)}),
     )
 )
 def test_openai_never_crashes_on_random_json(data):
@@ -401,5 +448,15 @@ def test_llm_logs_never_crash_on_random_parts(roles, parts):
         assert all(p.startswith("messages m") for p in transcript.report.problems)
 
 
+@FUZZ
+@given(data=anything(st.lists(anything(chatgpt_conversation), max_size=3), chatgpt_conversation))
+def test_chatgpt_export_never_crashes_on_random_conversations(data):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "conversations.json"
+        path.write_text(json.dumps(data), "utf-8")
+        transcript = load_transcript(path, "chatgpt-export")  # odd conversations are counted
+        assert_sound(transcript, json.dumps(data))
+
+
 def test_every_format_is_fuzzed():
-    assert set(FORMATS) == {"openai", "claude-code", "llm-logs"}
+    assert set(FORMATS) == {"openai", "chatgpt-export", "claude-code", "llm-logs"}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from plugin_sdk.transcripts import chunk_messages, detect_format, load_transcript, render
-from plugin_sdk.transcripts.sources import expand
+from plugin_sdk.transcripts.batch import expand
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 PROJECT = DATA / "claude-project"

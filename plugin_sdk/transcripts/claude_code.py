@@ -2,7 +2,7 @@
 
 One JSON record per line; ``type`` says what it is. Sub-agents write their
 own files beside the session (``<session>/subagents/agent-*.jsonl``), in the
-same shape; ``sources.py`` finds them.
+same shape; ``batch.py`` finds them.
 
 - Only the conversation as it stands is read: the records on the chain that
   ends at the last record (``parentUuid``; see ``claude_chain.py``). Turns
