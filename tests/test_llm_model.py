@@ -197,7 +197,7 @@ def test_a_failing_model_is_one_clear_error(harbour):
 
 def test_without_llm_installed_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "llm", None)  # import llm now raises ImportError
-    with pytest.raises(LlmNotInstalled, match=r"pip install 'memsdk\[llm\]'"):
+    with pytest.raises(LlmNotInstalled, match=r"pip install -e '\.\[llm\]'"):
         import_llm()
     model = LlmModel("anything")  # constructing never imports llm
     with pytest.raises(LlmNotInstalled):

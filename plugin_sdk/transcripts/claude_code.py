@@ -137,8 +137,8 @@ class _Reader(BlockReader):
 
     def record(self, where: str, end: int, record: dict[str, Any]) -> None:
         kind = record.get("type")
-        at = At(where, _conversation(record), stamp(record.get("timestamp")), "", end)
-        at = attrs.evolve(at, key=record["uuid"] if isinstance(record.get("uuid"), str) else "")
+        key = record["uuid"] if isinstance(record.get("uuid"), str) else ""
+        at = At(where, _conversation(record), stamp(record.get("timestamp")), key, end)
         if kind == "queue-operation":
             self.queue_operation(record, at)
             return
