@@ -21,6 +21,7 @@ from sqlite_utils import Database
 
 from plugin_sdk.errors import SchemaTooNew, StoreError, UnknownCategory
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
+from plugin_sdk.store import migrate
 from plugin_sdk.store.memories import Memories
 from plugin_sdk.store.migrations import KNOWN, migrations
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
@@ -101,9 +102,11 @@ class Store:
         )
         self.db = _connect(self.path)
         try:
-            self._migrate()
+            self._refuse_newer()
             if self.path != ":memory:":
+                # Before migrating: a commit in WAL mode costs one sync, not several.
                 self.db.enable_wal()
+            migrate.apply(self.db)
         except BaseException:
             self.db.close()
             raise
@@ -136,7 +139,8 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def _migrate(self) -> None:
+    def _refuse_newer(self) -> None:
+        # Reads only: a refused store is left exactly as it was.
         applied = [m.name for m in migrations.applied(self.db)]
         unknown = [name for name in applied if name not in KNOWN]
         if unknown:
@@ -144,7 +148,6 @@ class Store:
                 f"store {self.path} was migrated by a newer memsdk "
                 f"(unknown migrations: {', '.join(unknown)}); upgrade memsdk to open it"
             )
-        migrations.apply(self.db)
 
     @property
     def schema_version(self) -> list[str]:
@@ -240,7 +243,7 @@ def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
 
 
 def _connect(path: str) -> Database:
-    """Open the file with the store's pragmas (WAL is switched on after migrating)."""
+    """Open the file with the store's pragmas (WAL comes after the too-new check)."""
     if sqlite3.sqlite_version_info < MIN_SQLITE:
         raise StoreError(
             f"memsdk needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; "
