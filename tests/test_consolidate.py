@@ -77,9 +77,12 @@ class Clock:
         return self.moment
 
 
+HARBOUR = validate_pack(PACK, source="test")
+
+
 def open_store(clock: Clock, path: Any = ":memory:") -> Store:
     store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(), clock=clock)
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(HARBOUR)
     return store
 
 

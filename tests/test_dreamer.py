@@ -25,7 +25,7 @@ from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.core import pending, propose
 from plugin_sdk.stages.dreamer import Dreamer, LeaseLost, TaskBusy, default_owner
-from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
+from plugin_sdk.testing import ScriptedModel, StoreTemplates, fresh_plugin_manager
 
 PROJECT = "dream"
 OTHER_HOST_OWNER = "lighthouse-2.invalid:4242"  # another host: always presumed alive
@@ -123,8 +123,8 @@ def state(store: Store, task: str = "record") -> dict:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "dream.db"
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
+    path = memsdk_templates.copy(tmp_path / "dream.db")
     make_items(path, 10)
     return path
 
@@ -471,10 +471,19 @@ RULE = "Never berth on the north quay at low water without the harbour master"
 RULE_LONGER = RULE + " present"
 
 
-def harbour_store(path: Path, *plugins) -> Store:
-    store = open_store(path, *plugins)
-    store.packs.install(validate_pack(HARBOUR, source="test"))
-    return store
+HARBOUR_PACK = validate_pack(HARBOUR, source="test")
+
+
+@pytest.fixture
+def harbour_store(new_store: Callable[..., Store]) -> Callable[..., Store]:
+    """``harbour_store(name, *plugins)`` -> a new store with the harbour pack and those plugins."""
+
+    def open_(name: str, *plugins: tuple[str, object]) -> Store:
+        return new_store(
+            HARBOUR_PACK, name=name, project=PROJECT, plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 def memory_rows(store: Store, ids: list[int]) -> list[tuple]:
@@ -485,8 +494,8 @@ def memory_rows(store: Store, ids: list[int]) -> list[tuple]:
     ]
 
 
-def test_curate_merges_near_duplicates_within_one_category_only(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_curate_merges_near_duplicates_within_one_category_only(harbour_store):
+    with harbour_store("c.db") as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         other_category = store.memories.write(TIDE, "BERTH_NOTES").id
@@ -505,8 +514,8 @@ def test_curate_merges_near_duplicates_within_one_category_only(tmp_path):
         assert pending(store) == []
 
 
-def test_curate_proposes_instead_of_merging_intent_memories(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_curate_proposes_instead_of_merging_intent_memories(harbour_store):
+    with harbour_store("c.db") as store:
         short = store.memories.write(RULE, "HARBOUR_RULES").id
         long = store.memories.write(RULE_LONGER, "HARBOUR_RULES").id
         before = memory_rows(store, [short, long])
@@ -528,8 +537,8 @@ def test_curate_proposes_instead_of_merging_intent_memories(tmp_path):
         assert memory_rows(store, [short, long]) == before
 
 
-def test_an_identical_pending_proposal_is_not_filed_twice(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_an_identical_pending_proposal_is_not_filed_twice(harbour_store):
+    with harbour_store("c.db") as store:
         args = dict(
             diff_type="memory_entry",
             rationale="r",
@@ -548,9 +557,9 @@ def test_an_identical_pending_proposal_is_not_filed_twice(tmp_path):
         assert len(pending(store)) == 2
 
 
-def test_curate_with_a_model_writes_the_merged_text(tmp_path):
+def test_curate_with_a_model_writes_the_merged_text(harbour_store):
     model = ScriptedModel(["High tide at Port Ellen on Monday 04:12, 3.4 m (merged)."])
-    with harbour_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with harbour_store("c.db", ("scripted-model", model)) as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         Dreamer(store).run("curate")
@@ -564,10 +573,10 @@ def test_curate_with_a_model_writes_the_merged_text(tmp_path):
         assert store.memories.get(short).superseded_by == long
 
 
-def test_curate_keeps_memories_apart_when_the_model_says_so(tmp_path):
+def test_curate_keeps_memories_apart_when_the_model_says_so(harbour_store):
     # The curate prompt asks the model for "<keep-separate/> if they differ".
     model = ScriptedModel(["<keep-separate/>"])
-    with harbour_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with harbour_store("c.db", ("scripted-model", model)) as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         Dreamer(store).run("curate")

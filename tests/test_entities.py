@@ -88,9 +88,12 @@ PACK = pack_document(
 )
 
 
+HARBOUR = validate_pack(PACK, source="test")
+
+
 def open_store(path: Any = ":memory:", clock: Clock | None = None) -> Store:
     store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(), clock=clock or Clock())
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(HARBOUR)
     return store
 
 

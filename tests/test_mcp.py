@@ -21,7 +21,7 @@ from plugin_sdk import Store, inject, validate_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.host.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME
 from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, tool_specs
-from plugin_sdk.testing import pack_document
+from plugin_sdk.testing import StoreTemplates, pack_document
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -43,11 +43,10 @@ TOOLS = {
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
     """A store with the custom pack and one memory."""
-    path = tmp_path / "orchard.db"
+    path = memsdk_templates.copy(tmp_path / "orchard.db", validate_pack(ORCHARD, source="orchard"))
     with Store(path, project=PROJECT) as store:
-        store.packs.install(validate_pack(ORCHARD, source="orchard"))
         store.memories.write("Never graft in frost.", "ORCHARD_RULES", importance=90)
     return path
 

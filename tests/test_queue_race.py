@@ -15,7 +15,7 @@ from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.core import events, get, propose
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import tables
-from plugin_sdk.testing import fresh_plugin_manager, pack_document
+from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager, pack_document
 
 RULES = "ORCHARD_RULES"
 
@@ -25,13 +25,10 @@ def open_store(path: Path, **kwargs) -> Store:
 
 
 @pytest.fixture
-def db(tmp_path) -> Path:
-    path = tmp_path / "race.db"
-    with open_store(path) as store:
-        store.packs.install(
-            validate_pack(pack_document("orchard", "1.0.0", {RULES: "intent"}), source="t")
-        )
-    return path
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
+    """A closed store file with the orchard pack."""
+    orchard = validate_pack(pack_document("orchard", "1.0.0", {RULES: "intent"}), source="t")
+    return memsdk_templates.copy(tmp_path / "race.db", orchard)
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:
