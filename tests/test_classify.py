@@ -161,6 +161,7 @@ contents = st.text(st.sampled_from(list("abc xyz019_/=:.-\n\u00e9\u4e2d")), max_
 kinds = st.sampled_from(["content", "intent"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(contents, st.integers(-50, 200), st.integers(-5, 200), st.integers(1, 10**9), kinds)
 def test_always_between_1_and_100(content, rank, count, seen, kind):
@@ -238,6 +239,7 @@ def test_ties_break_by_seen_count_then_recency_then_id():
         assert ordered == sql_order(store)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(

@@ -413,6 +413,7 @@ def committed(path: Path) -> tuple[int, dict]:
         return count, dict(row) if row else {}
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_handles_every_item_exactly_once(tmp_path):
     path = tmp_path / "killed.db"
     make_items(path, 60)
@@ -589,6 +590,7 @@ def test_curate_keeps_memories_apart_when_the_model_says_so(harbour_store):
 # The command line
 
 
+@pytest.mark.slow
 def test_cli_dream_run_and_status_on_the_demo_store(tmp_path):
     db = str(tmp_path / "demo.db")
     env = {"MEMSDK_LOAD_PLUGINS": ""}

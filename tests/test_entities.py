@@ -411,6 +411,7 @@ def many_entities() -> Iterator[Store]:
         yield s
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([*SEGMENTS, "*"]), min_size=1, max_size=4))
 def test_list_by_pattern_is_exactly_the_matching_names(many_entities, segments):

@@ -510,6 +510,7 @@ def paragraph_texts(draw):
 TEXTS = st.one_of(step_texts(), config_texts(), paragraph_texts())
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,
@@ -538,6 +539,7 @@ def test_reconstruct_gives_back_the_original_exactly(memsdk_templates, ops_pack,
             s.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(TEXTS, st.text(alphabet=st.sampled_from("ab1.)= \t\n-#"), max_size=80)))
 def test_the_built_in_splitter_cuts_without_losing_a_character(text):

@@ -123,6 +123,7 @@ def harbour_answer(text: str) -> str:
     return "\n".join(blocks) or "<no-facts/>"
 
 
+@pytest.mark.slow
 def test_historian_run_with_an_llm_model_end_to_end(pilot, db):
     pilot.answer = harbour_answer
     chunks = chunk_messages(load_transcript(OPENAI).messages, default_counter(), 200)

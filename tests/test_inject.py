@@ -281,6 +281,7 @@ texts = st.one_of(
 items = st.lists(st.tuples(texts, st.sampled_from(CATEGORIES), st.integers(1, 100)), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(items, st.integers(1, 3000))
 def test_budget_is_a_hard_cap(items, budget):

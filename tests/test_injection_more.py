@@ -403,6 +403,7 @@ def expected_headings(store: Store, shown: list[int]) -> list[str]:
     return headings
 
 
+@pytest.mark.slow
 def test_memory_text_cannot_escape_or_forge_headings():
     projects = itertools.count()
     with harbour() as store:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -38,6 +40,7 @@ def migration_rows(path: Path) -> list[tuple]:
 def migrated_the_old_way(path: Path, **options: str) -> Path:
     """A store file migrated by sqlite-utils' own ``Migrations.apply``."""
     db = Database(path, execute_plugins=False)
+    db.execute("PRAGMA synchronous = OFF")  # no waiting for the disk: the rows are the same
     try:
         migrations.apply(db, **options)
     finally:
@@ -48,6 +51,22 @@ def migrated_the_old_way(path: Path, **options: str) -> Path:
 def migrated_the_new_way(path: Path) -> Path:
     Store(path, project="p").close()
     return path
+
+
+@pytest.fixture(scope="module")
+def old_way(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    """``old_way(stop_before=None)`` -> a store migrated the old way (built once; do not change it)."""
+    directory = tmp_path_factory.mktemp("old-way")
+    built: dict[str | None, Path] = {}
+
+    def get(stop_before: str | None = None) -> Path:
+        if stop_before not in built:
+            options = {"stop_before": stop_before} if stop_before else {}
+            path = directory / f"{stop_before or 'all'}.db"
+            built[stop_before] = migrated_the_old_way(path, **options)
+        return built[stop_before]
+
+    return get
 
 
 class RecordingDatabase(Database):
@@ -96,8 +115,8 @@ def test_any_script_is_cut_into_the_same_statements(pieces):
     assert list(migrate.statements(script)) == list(_iter_complete_sql_statements(script))
 
 
-def test_a_new_store_has_the_schema_and_records_of_the_old_way(tmp_path):
-    old = migrated_the_old_way(tmp_path / "old.db")
+def test_a_new_store_has_the_schema_and_records_of_the_old_way(tmp_path, old_way):
+    old = old_way()
     new = migrated_the_new_way(tmp_path / "new.db")
     assert schema(new) == schema(old)
     old_rows, new_rows = migration_rows(old), migration_rows(new)
@@ -117,17 +136,18 @@ def test_a_store_migrated_the_old_way_opens_unchanged(tmp_path):
 
 
 @pytest.mark.parametrize("stop_before", KNOWN[1:])
-def test_a_store_part_migrated_the_old_way_is_finished_the_new_way(tmp_path, stop_before):
-    part = migrated_the_old_way(tmp_path / "part.db", stop_before=stop_before)
+def test_a_store_part_migrated_the_old_way_is_finished_the_new_way(tmp_path, old_way, stop_before):
+    part = tmp_path / "part.db"
+    shutil.copyfile(old_way(stop_before), part)
     with Store(part, project="p") as store:
         assert store.schema_version == KNOWN
-    assert schema(part) == schema(migrated_the_old_way(tmp_path / "old.db"))
+    assert schema(part) == schema(old_way())
     assert [row[:3] for row in migration_rows(part)] == [
         (index, "plugin_sdk", name) for index, name in enumerate(KNOWN, start=1)
     ]
 
 
-def test_a_failing_step_leaves_the_store_at_the_step_before(tmp_path, monkeypatch):
+def test_a_failing_step_leaves_the_store_at_the_step_before(tmp_path, old_way, monkeypatch):
     failing = migrations._migrations[2]
     real = failing.fn
 
@@ -141,13 +161,12 @@ def test_a_failing_step_leaves_the_store_at_the_step_before(tmp_path, monkeypatc
         Store(path, project="p")
     applied = [row[2] for row in migration_rows(path)]
     assert applied == KNOWN[:2]
-    before_failing = migrated_the_old_way(tmp_path / "before.db", stop_before=failing.name)
-    assert schema(path) == schema(before_failing)
+    assert schema(path) == schema(old_way(failing.name))
 
     monkeypatch.setattr(failing, "fn", real)
     with Store(path, project="p") as store:
         assert store.schema_version == KNOWN
-    assert schema(path) == schema(migrated_the_new_way(tmp_path / "new.db"))
+    assert schema(path) == schema(old_way())
 
 
 CHILD = """
@@ -168,7 +187,7 @@ Store(sys.argv[1], project="p")
 
 
 @pytest.mark.slow
-def test_kill_9_mid_migration_leaves_the_store_at_the_step_before(tmp_path):
+def test_kill_9_mid_migration_leaves_the_store_at_the_step_before(tmp_path, old_way):
     path = tmp_path / "killed.db"
     index = len(KNOWN) - 2
     child = subprocess.run(
@@ -176,8 +195,7 @@ def test_kill_9_mid_migration_leaves_the_store_at_the_step_before(tmp_path):
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
     assert [row[2] for row in migration_rows(path)] == KNOWN[:index]
-    before = migrated_the_old_way(tmp_path / "before.db", stop_before=KNOWN[index])
-    assert schema(path) == schema(before)
+    assert schema(path) == schema(old_way(KNOWN[index]))
     with Store(path, project="p") as store:
         assert store.schema_version == KNOWN
-    assert schema(path) == schema(migrated_the_new_way(tmp_path / "new.db"))
+    assert schema(path) == schema(old_way())

@@ -421,6 +421,7 @@ def test_plugins_hook_rejects_a_name_only_a_broken_plugin_declared(site):
     assert result.output.startswith("Error: no hook named 'historian_admt'")
 
 
+@pytest.mark.slow
 def test_plugins_through_main_reports_a_broken_plugin_and_exits_0(listed, tmp_path):
     done = run_main(listed, tmp_path, "plugins", "--all")
     assert done.returncode == 0, done.stderr
@@ -437,6 +438,7 @@ def test_plugins_through_main_reports_a_broken_plugin_and_exits_0(listed, tmp_pa
 GRUMPY_LINE = "memsdk: plugin 'grumpy' failed to add commands: RuntimeError: no commands today"
 
 
+@pytest.mark.slow
 def test_register_commands_through_main_adds_commands_and_survives_a_failing_plugin(site, tmp_path):
     site.install(
         "memsdk-test-hello",

@@ -23,6 +23,8 @@ from plugin_sdk.proposals.target import ApplyFailed, Target
 from plugin_sdk.proposals.undo import UndoRefused
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
+pytestmark = pytest.mark.slow  # every test drives a real git repository
+
 INSTRUCTIONS = (
     "# Orchard agent\n\n## Rules\n\n- Be gentle with the trees.\n\n## Tools\n\n- shears\n"
 )

@@ -152,6 +152,7 @@ def repo(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_two_approvals_of_one_file_change_at_once_commit_once_and_undo_removes_it(db, repo):
     from plugin_sdk.proposals.core import ProposalDraft
     from plugin_sdk.proposals.detect import file_draft

@@ -97,6 +97,7 @@ def test_combine_is_always_in_0_1(parts):
     assert 0.0 <= combine(parts) <= 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=streams(), probe=observation_docs("probe"))
 def test_schema_fit_is_always_in_0_1(copy_of, stream, probe):
@@ -116,6 +117,7 @@ def test_schema_fit_is_always_in_0_1(copy_of, stream, probe):
         store.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     stream=streams(),
