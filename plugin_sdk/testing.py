@@ -87,9 +87,14 @@ class StoreTemplates:
         path = self._templates.get(key)
         if path is None:
             path = self.directory / f"template-{len(self._templates)}.db"
-            with Store(path, project="template", plugins=fresh_plugin_manager()) as store:
-                for pack in packs:
-                    store.packs.install(pack)
+            try:
+                with Store(path, project="template", plugins=fresh_plugin_manager()) as store:
+                    for pack in packs:
+                        store.packs.install(pack)
+            except BaseException:
+                for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                    leftover.unlink(missing_ok=True)
+                raise
             self._templates[key] = path
         return path
 

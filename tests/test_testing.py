@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plugin_sdk import Pack, Store
+from plugin_sdk import Pack, PackConflict, Store
 from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 
 # Columns that hold the time a row was written: a template's rows were written earlier.
@@ -70,3 +70,11 @@ def test_a_template_is_copied_only_to_a_new_file(templates, tmp_path):
     with pytest.raises(FileExistsError, match=r"taken\.db"):
         templates.copy(taken)
     assert taken.read_text("utf-8") == "something else"
+
+
+def test_a_template_that_cannot_be_built_leaves_nothing_behind(templates, ops_pack, tmp_path):
+    with pytest.raises(PackConflict):
+        templates.template([ops_pack, ops_pack])  # the same pack twice
+    assert list((tmp_path / "templates").iterdir()) == []
+    with templates.open(tmp_path / "a.db", ops_pack, project="p") as store:
+        assert store.category_names()
