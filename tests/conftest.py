@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,30 @@ if os.environ.get("CI"):
 
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
+MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_FREE = 2 * 1024**3
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory (``/dev/shm``) when it is there with room to spare.
+
+    A store waits for the disk at every commit; on a slow disk the suite spends
+    half its time there, and no test checks what a disk adds (a kill -9 loses
+    nothing written either way). ``TMPDIR``, ``--basetemp`` or
+    ``MEMSDK_TEST_TMP=disk`` keep the usual place.
+    """
+    if config.option.basetemp or os.environ.get("TMPDIR"):
+        return
+    if os.environ.get("MEMSDK_TEST_TMP") == "disk":
+        return
+    try:
+        room = os.statvfs(MEMORY_TMP)
+    except OSError:
+        return
+    if room.f_bavail * room.f_frsize < MEMORY_TMP_FREE or not os.access(MEMORY_TMP, os.W_OK):
+        return
+    tempfile.tempdir = str(MEMORY_TMP)
+    os.environ["TMPDIR"] = str(MEMORY_TMP)  # for the subprocesses, too
 
 
 @pytest.fixture(scope="session")
