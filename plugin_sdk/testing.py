@@ -10,17 +10,21 @@ Use it from a ``conftest.py``::
 Fixtures: ``memsdk_plugins`` (a fresh plugin manager with the built-ins and no
 third-party plugins), ``scripted_model`` (a :class:`ScriptedModel`, registered
 on that manager), ``memsdk_store`` (a fresh store in a temporary directory,
-project ``test``, using that manager; no pack installed).
+project ``test``, using that manager; no pack installed), ``memsdk_templates``
+(a :class:`StoreTemplates` for the session: a store with packs installed, as a
+copy of one built once).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from plugin_sdk.packs.documents import Pack
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
 from plugin_sdk.plugin.records import Prompt
@@ -60,6 +64,60 @@ def fresh_plugin_manager(*plugins: tuple[str, object]) -> PluginManager:
     return make_plugin_manager(allow=(), block=(), plugins=plugins, trace=False)
 
 
+class StoreTemplates:
+    """New stores as copies of templates: migrated once, with packs installed once.
+
+    A new store is migrated when it is opened and a pack installed into it
+    writes its categories and criteria; a test suite that does this for every
+    test spends its time there. :meth:`open` builds a template for each list of
+    packs the first time it is asked for (in ``directory``, closed, so the file
+    is the whole store), then copies the file and opens the copy: the same
+    store, with the packs installed at the time the template was built.
+    A test that needs a store clock's time on the packs opens a new store.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._templates: dict[tuple[tuple[str, str, str], ...], Path] = {}
+
+    def template(self, packs: Iterable[Pack] = ()) -> Path:
+        """The template file: a migrated store with ``packs`` installed in order."""
+        packs = list(packs)
+        key = tuple((pack.name, pack.source, pack.content_hash) for pack in packs)
+        path = self._templates.get(key)
+        if path is None:
+            path = self.directory / f"template-{len(self._templates)}.db"
+            try:
+                with Store(path, project="template", plugins=fresh_plugin_manager()) as store:
+                    for pack in packs:
+                        store.packs.install(pack)
+            except BaseException:
+                for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+                    leftover.unlink(missing_ok=True)
+                raise
+            self._templates[key] = path
+        return path
+
+    def copy(self, path: str | Path, *packs: Pack) -> Path:
+        """A new store file at ``path`` with ``packs`` installed (closed, for a command to open)."""
+        path = Path(path)
+        if path.exists():
+            raise FileExistsError(f"{path} exists: a template is copied only to a new file")
+        template = self.template(packs)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template, path)
+        return path
+
+    def open(self, path: str | Path, *packs: Pack, **options: Any) -> Store:
+        """A new store at ``path`` with ``packs`` installed; ``options`` go to :class:`Store`."""
+        return Store(self.copy(path, *packs), **options)
+
+
+@pytest.fixture(scope="session")
+def memsdk_templates(tmp_path_factory: pytest.TempPathFactory) -> StoreTemplates:
+    return StoreTemplates(tmp_path_factory.mktemp("memsdk-templates"))
+
+
 @pytest.fixture
 def memsdk_plugins() -> PluginManager:
     return fresh_plugin_manager()
@@ -73,8 +131,12 @@ def scripted_model(memsdk_plugins: PluginManager) -> ScriptedModel:
 
 
 @pytest.fixture
-def memsdk_store(tmp_path: Path, memsdk_plugins: PluginManager) -> Iterator[Store]:
-    store = Store(tmp_path / "memsdk-test.db", project="test", plugins=memsdk_plugins)
+def memsdk_store(
+    tmp_path: Path, memsdk_plugins: PluginManager, memsdk_templates: StoreTemplates
+) -> Iterator[Store]:
+    store = memsdk_templates.open(
+        tmp_path / "memsdk-test.db", project="test", plugins=memsdk_plugins
+    )
     try:
         yield store
     finally:

@@ -1,18 +1,28 @@
-"""Shared fixtures: temp-file stores, small pack documents, pack files, table dumps."""
+"""Shared fixtures: temp-file stores, small pack documents, pack files, table dumps.
+
+A store a test gets from ``new_store`` (and so ``store`` and ``empty_store``)
+is a copy of a template migrated and given its packs once per session
+(:class:`plugin_sdk.testing.StoreTemplates`); tests about creating or migrating
+a store open a new ``Store`` themselves.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
 
-from plugin_sdk import Store, resolve_pack
+from plugin_sdk import Pack, Store, resolve_pack
+
+if TYPE_CHECKING:  # imported by pytest as a plugin below, not here (assertion rewriting)
+    from plugin_sdk.testing import StoreTemplates
 
 # CI runs the same examples every time (a failure there is reproducible, never
 # a fluke of the draw); locally hypothesis keeps exploring new ones.
@@ -26,27 +36,70 @@ pytest_plugins = ["plugin_sdk.testing"]
 
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
+MEMORY_TMP = Path("/dev/shm")
+MEMORY_TMP_FREE = 2 * 1024**3
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory (``/dev/shm``) when it is there with room to spare.
+
+    A store waits for the disk at every commit; on a slow disk the suite spends
+    half its time there, and no test checks what a disk adds (a kill -9 loses
+    nothing written either way). ``TMPDIR``, ``--basetemp`` or
+    ``MEMSDK_TEST_TMP=disk`` keep the usual place.
+    """
+    if config.option.basetemp or os.environ.get("TMPDIR"):
+        return
+    if os.environ.get("MEMSDK_TEST_TMP") == "disk":
+        return
+    try:
+        room = os.statvfs(MEMORY_TMP)
+    except OSError:
+        return
+    if room.f_bavail * room.f_frsize < MEMORY_TMP_FREE or not os.access(MEMORY_TMP, os.W_OK):
+        return
+    tempfile.tempdir = str(MEMORY_TMP)
+    os.environ["TMPDIR"] = str(MEMORY_TMP)  # for the subprocesses, too
+
+
+@pytest.fixture(scope="session")
+def ops_pack() -> Pack:
+    """The built-in ``ops`` pack, resolved once."""
+    return resolve_pack("ops")
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
+def new_store(tmp_path: Path, memsdk_templates: StoreTemplates) -> Iterator[Callable[..., Store]]:
+    """``new_store(*packs, name="store.db", project=..., **store_options)`` -> an open store.
+
+    A new file in the test's ``tmp_path`` with ``packs`` installed, copied from
+    a template; project ``test-project`` unless told otherwise. Every store it
+    opened is closed after the test.
+    """
+    opened: list[Store] = []
+
+    def open_new(
+        *packs: Pack, name: str = "store.db", project: str = PROJECT, **options: Any
+    ) -> Store:
+        store = memsdk_templates.open(tmp_path / name, *packs, project=project, **options)
+        opened.append(store)
+        return store
+
+    yield open_new
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(new_store: Callable[..., Store], ops_pack: Pack) -> Store:
     """A temp-file store for project ``test-project`` with the built-in ``ops`` pack."""
-    s = Store(tmp_path / "m.db", project=PROJECT)
-    try:
-        s.packs.install(resolve_pack("ops"))
-        yield s
-    finally:
-        s.close()
+    return new_store(ops_pack, name="m.db")
 
 
 @pytest.fixture
-def empty_store(tmp_path: Path) -> Iterator[Store]:
+def empty_store(new_store: Callable[..., Store]) -> Store:
     """A temp-file store for project ``test-project`` with no pack installed."""
-    s = Store(tmp_path / "empty.db", project=PROJECT)
-    try:
-        yield s
-    finally:
-        s.close()
+    return new_store(name="empty.db")
 
 
 def category_doc(

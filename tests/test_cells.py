@@ -75,7 +75,8 @@ PACK = pack_document(
     grid=GRID,
     graph={"relations": {"guards": {"sigma_days": 30}}},
 )
-POLICY = merge([("lighthouse", validate_pack(PACK, source="test").document)])
+LIGHTHOUSE = validate_pack(PACK, source="test")
+POLICY = merge([("lighthouse", LIGHTHOUSE.document)])
 PLAIN = "the tower stands on the northern rocks"  # no cue votes
 
 
@@ -83,7 +84,7 @@ def open_store(*plugins: tuple[str, object]) -> Store:
     store = Store(
         ":memory:", project=PROJECT, plugins=fresh_plugin_manager(*plugins), clock=lambda: T0
     )
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(LIGHTHOUSE)
     return store
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import pytest
@@ -71,10 +72,19 @@ def memory(content: str = PLAIN, *, seen_count: int = 1, **fields) -> Memory:
     return Memory(**values)
 
 
-def open_store(path, *plugins) -> Store:
-    store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(*plugins))
-    store.packs.install(validate_pack(PACK, source="test"))
-    return store
+LIGHTHOUSE = validate_pack(PACK, source="test")
+
+
+@pytest.fixture
+def open_store(new_store: Callable[..., Store]) -> Callable[..., Store]:
+    """``open_store(name, *plugins)`` -> a new store with the test pack and those plugins."""
+
+    def open_(name: str, *plugins: tuple[str, object]) -> Store:
+        return new_store(
+            LIGHTHOUSE, name=name, project=PROJECT, plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 # rule_importance against hand-computed values
@@ -151,6 +161,7 @@ contents = st.text(st.sampled_from(list("abc xyz019_/=:.-\n\u00e9\u4e2d")), max_
 kinds = st.sampled_from(["content", "intent"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(contents, st.integers(-50, 200), st.integers(-5, 200), st.integers(1, 10**9), kinds)
 def test_always_between_1_and_100(content, rank, count, seen, kind):
@@ -183,8 +194,8 @@ def test_intent_at_least_content(content, rank, count, seen):
     assert rule_importance(m, rank, count, "intent") >= rule_importance(m, rank, count, "content")
 
 
-def test_rule_classification_uses_the_store_rank_and_kind(tmp_path):
-    with open_store(tmp_path / "c.db") as store:
+def test_rule_classification_uses_the_store_rank_and_kind(open_store):
+    with open_store("c.db") as store:
         names = store.category_names()
         assert names == ["KEEPER_ORDERS", "LAMP_STATE", "SHIP_SIGHTINGS", "TOWER_NOTES"]
         expected = {"KEEPER_ORDERS": 80, "LAMP_STATE": 60, "SHIP_SIGHTINGS": 50, "TOWER_NOTES": 40}
@@ -199,7 +210,7 @@ def test_rule_classification_uses_the_store_rank_and_kind(tmp_path):
 
 def _store_with_rows(rows: list[tuple[int, int, int]]) -> Store:
     store = Store(":memory:", project=PROJECT, plugins=fresh_plugin_manager())
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(LIGHTHOUSE)
     for index, (importance, seen, day) in enumerate(rows):
         written = store.memories.write(f"memory number {index}", "LAMP_STATE")
         store.db.execute(
@@ -228,6 +239,7 @@ def test_ties_break_by_seen_count_then_recency_then_id():
         assert ordered == sql_order(store)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
@@ -248,8 +260,8 @@ def test_by_importance_equals_sql_order(rows):
 # classify(): the store's classifiers
 
 
-def test_classify_without_a_model_uses_the_rules(tmp_path):
-    with open_store(tmp_path / "c.db") as store:
+def test_classify_without_a_model_uses_the_rules(open_store):
+    with open_store("c.db") as store:
         ids = [store.memories.write(PLAIN, name).id for name in store.category_names()]
         report = classify(store)
         assert report.classified == 4
@@ -259,9 +271,9 @@ def test_classify_without_a_model_uses_the_rules(tmp_path):
         assert classify(store).changed == 0
 
 
-def test_model_backed_classifier_uses_a_valid_json_reply(tmp_path):
+def test_model_backed_classifier_uses_a_valid_json_reply(open_store):
     model = ScriptedModel(['{"importance": 77, "scope": "global", "shareable": true}'])
-    with open_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with open_store("c.db", ("scripted-model", model)) as store:
         written = store.memories.write("The lamp failed at 02:10.", "LAMP_STATE").id
         report = classify(store)
         assert report.signals == {"model": 1}
@@ -273,11 +285,11 @@ def test_model_backed_classifier_uses_a_valid_json_reply(tmp_path):
         assert "The lamp failed at 02:10." in prompt.messages[0]["content"]
 
 
-def test_model_reply_in_a_code_fence_is_accepted(tmp_path):
+def test_model_reply_in_a_code_fence_is_accepted(open_store):
     model = ScriptedModel(
         ['```json\n{"importance": 12, "scope": "project", "shareable": false}\n```']
     )
-    with open_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with open_store("c.db", ("scripted-model", model)) as store:
         written = store.memories.write(PLAIN, "LAMP_STATE").id
         assert classify(store).signals == {"model": 1}
         assert store.memories.get(written).importance == 12
@@ -297,9 +309,9 @@ def test_model_reply_in_a_code_fence_is_accepted(tmp_path):
         ("[1, 2, 3]", "TypeError"),
     ],
 )
-def test_invalid_model_reply_falls_back_to_rules(tmp_path, reply, error):
+def test_invalid_model_reply_falls_back_to_rules(open_store, reply, error):
     model = ScriptedModel([reply])
-    with open_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with open_store("c.db", ("scripted-model", model)) as store:
         written = store.memories.write(PLAIN, "LAMP_STATE").id
         report = classify(store)
         [signal] = report.signals
@@ -309,10 +321,10 @@ def test_invalid_model_reply_falls_back_to_rules(tmp_path, reply, error):
         assert (m.importance, m.scope, m.shareable) == (60, "project", False)
 
 
-def test_classify_never_changes_a_category(tmp_path):
+def test_classify_never_changes_a_category(open_store):
     reply = '{"importance": 90, "scope": "global", "shareable": true, "category": "KEEPER_ORDERS"}'
     model = ScriptedModel([reply] * 3)
-    with open_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with open_store("c.db", ("scripted-model", model)) as store:
         for text, name in [("a", "LAMP_STATE"), ("b", "SHIP_SIGHTINGS"), ("c", "TOWER_NOTES")]:
             store.memories.write(f"{text} fact written for the classify test", name)
         before = [(m.id, m.category, m.kind, m.content) for m in store.memories.list()]
@@ -323,8 +335,8 @@ def test_classify_never_changes_a_category(tmp_path):
     assert "category" not in {f.name for f in attrs.fields(Classification)}
 
 
-def test_classify_given_ids_touches_only_those(tmp_path):
-    with open_store(tmp_path / "c.db") as store:
+def test_classify_given_ids_touches_only_those(open_store):
+    with open_store("c.db") as store:
         first = store.memories.write(PLAIN, "KEEPER_ORDERS").id
         second = store.memories.write(PLAIN, "LAMP_STATE").id
         report = classify(store, ids=[second])

@@ -187,6 +187,7 @@ def test_pack_show_and_list(run):
     assert "not installed" in run("pack", "list").output
 
 
+@pytest.mark.slow
 def test_demo_report(run, tmp_path):
     db = tmp_path / "demo.db"
     result = run("demo", "--db", str(db), "--json")

@@ -4,12 +4,11 @@ header map, stale headers and the sync-headers dreamer task, frozen reference se
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from plugin_sdk import MemsdkError, NotFound, Store, resolve_pack
+from plugin_sdk import MemsdkError, NotFound, Pack, Store
 from plugin_sdk.composites.composite import TYPES
 from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.composites.headermap import header_map, render
@@ -27,25 +26,10 @@ INTENT = "OPS_RULES"  # intent category of the ops pack
 COMPOSITE_TABLES = ("memories", "composites", "composite_members", "composite_events")
 
 
-def _open(path: Path, model: ScriptedModel | None = None) -> Store:
-    plugins = fresh_plugin_manager(*([("scripted-model", model)] if model else []))
-    s = Store(path, project=PROJECT, plugins=plugins)
-    try:
-        s.packs.install(resolve_pack("ops"))
-    except BaseException:
-        s.close()
-        raise
-    return s
-
-
 @pytest.fixture
-def cs(tmp_path: Path) -> Iterator[Store]:
+def cs(new_store: Callable[..., Store], ops_pack: Pack) -> Store:
     """A store with the ops pack and only memsdk's built-in plugins (no model)."""
-    s = _open(tmp_path / "c.db")
-    try:
-        yield s
-    finally:
-        s.close()
+    return new_store(ops_pack, name="c.db", project=PROJECT, plugins=fresh_plugin_manager())
 
 
 @pytest.fixture
@@ -54,13 +38,10 @@ def model() -> ScriptedModel:
 
 
 @pytest.fixture
-def ms(tmp_path: Path, model: ScriptedModel) -> Iterator[Store]:
+def ms(new_store: Callable[..., Store], ops_pack: Pack, model: ScriptedModel) -> Store:
     """Like ``cs`` but with a ScriptedModel registered as the host's model."""
-    s = _open(tmp_path / "m.db", model)
-    try:
-        yield s
-    finally:
-        s.close()
+    plugins = fresh_plugin_manager(("scripted-model", model))
+    return new_store(ops_pack, name="m.db", project=PROJECT, plugins=plugins)
 
 
 def mem(store: Store, text: str, category: str = CAT, **kw) -> int:

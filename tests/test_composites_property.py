@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -22,6 +23,8 @@ from plugin_sdk.composites.composite import TYPES
 from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.errors import CompositeError
 from plugin_sdk.testing import fresh_plugin_manager
+
+pytestmark = pytest.mark.slow  # 50 random runs of 30 steps, each on its own store
 
 CAT = "RESEARCH"
 PACK = resolve_pack("ops")

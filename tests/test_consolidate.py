@@ -77,9 +77,12 @@ class Clock:
         return self.moment
 
 
+HARBOUR = validate_pack(PACK, source="test")
+
+
 def open_store(clock: Clock, path: Any = ":memory:") -> Store:
     store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(), clock=clock)
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(HARBOUR)
     return store
 
 
@@ -277,6 +280,7 @@ def check_against_python(store: Store, as_of: str) -> None:
             assert got == pytest.approx(value, rel=SQL_REL), f"memory {memory_id}"
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(store_specs())
 def test_the_pass_writes_the_formulas_values(spec):
@@ -284,6 +288,7 @@ def test_the_pass_writes_the_formulas_values(spec):
     run_and_check(spec)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(store_specs(MS_AGES))
 def test_the_pass_writes_the_formulas_values_at_whole_milliseconds(spec):
@@ -300,6 +305,7 @@ def run_and_check(spec: dict[str, Any]) -> None:
         check_against_python(store, store.now())
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(store_specs(MS_AGES), st.integers(1, 4))
 def test_a_split_pass_resumes_to_the_same_result(spec, batch_size):

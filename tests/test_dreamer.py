@@ -27,7 +27,7 @@ from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import pending, propose
 from plugin_sdk.stages.dreamer import Dreamer, default_owner, owner_process
-from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
+from plugin_sdk.testing import ScriptedModel, StoreTemplates, fresh_plugin_manager
 
 PROJECT = "dream"
 OTHER_HOST_OWNER = "lighthouse-2.invalid:4242"  # another host: always presumed alive
@@ -125,8 +125,8 @@ def state(store: Store, task: str = "record") -> dict:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "dream.db"
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
+    path = memsdk_templates.copy(tmp_path / "dream.db")
     make_items(path, 10)
     return path
 
@@ -438,6 +438,7 @@ def committed(path: Path) -> tuple[int, dict]:
         return count, dict(row) if row else {}
 
 
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_handles_every_item_exactly_once(tmp_path):
     path = tmp_path / "killed.db"
     make_items(path, 60)
@@ -497,10 +498,19 @@ RULE = "Never berth on the north quay at low water without the harbour master"
 RULE_LONGER = RULE + " present"
 
 
-def harbour_store(path: Path, *plugins) -> Store:
-    store = open_store(path, *plugins)
-    store.packs.install(validate_pack(HARBOUR, source="test"))
-    return store
+HARBOUR_PACK = validate_pack(HARBOUR, source="test")
+
+
+@pytest.fixture
+def harbour_store(new_store: Callable[..., Store]) -> Callable[..., Store]:
+    """``harbour_store(name, *plugins)`` -> a new store with the harbour pack and those plugins."""
+
+    def open_(name: str, *plugins: tuple[str, object]) -> Store:
+        return new_store(
+            HARBOUR_PACK, name=name, project=PROJECT, plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 def memory_rows(store: Store, ids: list[int]) -> list[tuple]:
@@ -511,8 +521,8 @@ def memory_rows(store: Store, ids: list[int]) -> list[tuple]:
     ]
 
 
-def test_curate_merges_near_duplicates_within_one_category_only(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_curate_merges_near_duplicates_within_one_category_only(harbour_store):
+    with harbour_store("c.db") as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         other_category = store.memories.write(TIDE, "BERTH_NOTES").id
@@ -531,8 +541,8 @@ def test_curate_merges_near_duplicates_within_one_category_only(tmp_path):
         assert pending(store) == []
 
 
-def test_curate_proposes_instead_of_merging_intent_memories(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_curate_proposes_instead_of_merging_intent_memories(harbour_store):
+    with harbour_store("c.db") as store:
         short = store.memories.write(RULE, "HARBOUR_RULES").id
         long = store.memories.write(RULE_LONGER, "HARBOUR_RULES").id
         before = memory_rows(store, [short, long])
@@ -554,8 +564,8 @@ def test_curate_proposes_instead_of_merging_intent_memories(tmp_path):
         assert memory_rows(store, [short, long]) == before
 
 
-def test_an_identical_pending_proposal_is_not_filed_twice(tmp_path):
-    with harbour_store(tmp_path / "c.db") as store:
+def test_an_identical_pending_proposal_is_not_filed_twice(harbour_store):
+    with harbour_store("c.db") as store:
         args = dict(
             diff_type="memory_entry",
             rationale="r",
@@ -574,9 +584,9 @@ def test_an_identical_pending_proposal_is_not_filed_twice(tmp_path):
         assert len(pending(store)) == 2
 
 
-def test_curate_with_a_model_writes_the_merged_text(tmp_path):
+def test_curate_with_a_model_writes_the_merged_text(harbour_store):
     model = ScriptedModel(["High tide at Port Ellen on Monday 04:12, 3.4 m (merged)."])
-    with harbour_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with harbour_store("c.db", ("scripted-model", model)) as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         Dreamer(store).run("curate")
@@ -590,10 +600,10 @@ def test_curate_with_a_model_writes_the_merged_text(tmp_path):
         assert store.memories.get(short).superseded_by == long
 
 
-def test_curate_keeps_memories_apart_when_the_model_says_so(tmp_path):
+def test_curate_keeps_memories_apart_when_the_model_says_so(harbour_store):
     # The curate prompt asks the model for "<keep-separate/> if they differ".
     model = ScriptedModel(["<keep-separate/>"])
-    with harbour_store(tmp_path / "c.db", ("scripted-model", model)) as store:
+    with harbour_store("c.db", ("scripted-model", model)) as store:
         short = store.memories.write(TIDE, "TIDE_TABLES").id
         long = store.memories.write(TIDE_LONGER, "TIDE_TABLES").id
         Dreamer(store).run("curate")
@@ -606,6 +616,7 @@ def test_curate_keeps_memories_apart_when_the_model_says_so(tmp_path):
 # The command line
 
 
+@pytest.mark.slow
 def test_cli_dream_run_and_status_on_the_demo_store(tmp_path):
     db = str(tmp_path / "demo.db")
     env = {"MEMSDK_LOAD_PLUGINS": ""}

@@ -88,9 +88,12 @@ PACK = pack_document(
 )
 
 
+HARBOUR = validate_pack(PACK, source="test")
+
+
 def open_store(path: Any = ":memory:", clock: Clock | None = None) -> Store:
     store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(), clock=clock or Clock())
-    store.packs.install(validate_pack(PACK, source="test"))
+    store.packs.install(HARBOUR)
     return store
 
 
@@ -408,6 +411,7 @@ def many_entities() -> Iterator[Store]:
         yield s
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([*SEGMENTS, "*"]), min_size=1, max_size=4))
 def test_list_by_pattern_is_exactly_the_matching_names(many_entities, segments):

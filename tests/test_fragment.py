@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plugin_sdk_plugins.splitter import split_text
 
-from plugin_sdk import Store, hookimpl, resolve_pack
+from plugin_sdk import Pack, Store, hookimpl
 from plugin_sdk.composites.fragment import HEADER_IMPORTANCE, SUMMARY_CHARS, fragment, reconstruct
 from plugin_sdk.errors import CompositeError
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
@@ -57,23 +57,21 @@ changed counts for CJK text, which invalidated every cached prompt.
 Revisit when the cache key drops token counts."""
 
 
-def _open(path: Path, *plugins: tuple[str, object]) -> Store:
-    s = Store(path, project=PROJECT, plugins=fresh_plugin_manager(*plugins))
-    try:
-        s.packs.install(resolve_pack("ops"))
-    except BaseException:
-        s.close()
-        raise
-    return s
+@pytest.fixture
+def open_ops(new_store: Callable[..., Store], ops_pack: Pack) -> Callable[..., Store]:
+    """``open_ops(name, *plugins)`` -> a new store with the ops pack and those plugins."""
+
+    def open_(name: str, *plugins: tuple[str, object]) -> Store:
+        return new_store(
+            ops_pack, name=name, project=PROJECT, plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 @pytest.fixture
-def fs(tmp_path: Path) -> Iterator[Store]:
-    s = _open(tmp_path / "f.db")
-    try:
-        yield s
-    finally:
-        s.close()
+def fs(open_ops: Callable[..., Store]) -> Store:
+    return open_ops("f.db")
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:
@@ -187,9 +185,9 @@ def test_summary_by_is_first_line_or_title_without_a_model(fs):
     assert done.summary_by == "first line"
 
 
-def test_summary_by_the_model_when_it_answers(tmp_path):
+def test_summary_by_the_model_when_it_answers(open_ops):
     model = ScriptedModel(["Failover of the primary database:\n  four   steps."])
-    s = _open(tmp_path / "m.db", ("scripted-model", model))
+    s = open_ops("m.db", ("scripted-model", model))
     try:
         original = write(s, SOP)
         done = fragment(s, original)
@@ -204,9 +202,9 @@ def test_summary_by_the_model_when_it_answers(tmp_path):
         s.close()
 
 
-def test_a_long_model_summary_is_cut_short(tmp_path):
+def test_a_long_model_summary_is_cut_short(open_ops):
     model = ScriptedModel(["word " * 200])
-    s = _open(tmp_path / "m.db", ("scripted-model", model))
+    s = open_ops("m.db", ("scripted-model", model))
     try:
         done = fragment(s, write(s, SOP))
         assert done.summary_by == "model"
@@ -216,9 +214,9 @@ def test_a_long_model_summary_is_cut_short(tmp_path):
         s.close()
 
 
-def test_a_blank_model_reply_falls_back(tmp_path):
+def test_a_blank_model_reply_falls_back(open_ops):
     model = ScriptedModel(["   \n "])
-    s = _open(tmp_path / "m.db", ("scripted-model", model))
+    s = open_ops("m.db", ("scripted-model", model))
     try:
         done = fragment(s, write(s, "1. one thing\n2. another thing"))
         assert done.summary_by == "first line"
@@ -312,9 +310,9 @@ class PassingSplitter:
         return None
 
 
-def test_a_plugin_splitter_overrides_the_built_in(tmp_path):
+def test_a_plugin_splitter_overrides_the_built_in(open_ops):
     plugin = SemicolonSplitter()
-    s = _open(tmp_path / "p.db", ("semicolons", plugin))
+    s = open_ops("p.db", ("semicolons", plugin))
     try:
         # Numbered steps: the built-in would cut at "1." and "2."; the plugin wins.
         text = "1. alpha; beta;\n2. gamma; delta"
@@ -333,8 +331,8 @@ def test_a_plugin_splitter_overrides_the_built_in(tmp_path):
         s.close()
 
 
-def test_a_plugin_returning_none_leaves_it_to_the_built_in(tmp_path):
-    s = _open(tmp_path / "p.db", ("passing", PassingSplitter()))
+def test_a_plugin_returning_none_leaves_it_to_the_built_in(open_ops):
+    s = open_ops("p.db", ("passing", PassingSplitter()))
     try:
         done = fragment(s, write(s, SOP))
         assert reconstruct(s, done.header) == SOP
@@ -352,8 +350,8 @@ def test_a_plugin_returning_none_leaves_it_to_the_built_in(tmp_path):
         ["1. one", "2. two"],  # the newline lost
     ],
 )
-def test_a_splitter_whose_pieces_do_not_add_up_is_refused(tmp_path, pieces):
-    s = _open(tmp_path / "b.db", ("bad", BadSplitter(pieces)))
+def test_a_splitter_whose_pieces_do_not_add_up_is_refused(open_ops, pieces):
+    s = open_ops("b.db", ("bad", BadSplitter(pieces)))
     try:
         original = write(s, "1. one\n2. two")
         before = dump(s)
@@ -364,8 +362,8 @@ def test_a_splitter_whose_pieces_do_not_add_up_is_refused(tmp_path, pieces):
         s.close()
 
 
-def test_a_splitter_returning_one_piece_is_refused(tmp_path):
-    s = _open(tmp_path / "b.db", ("one", BadSplitter(["1. one\n2. two"])))
+def test_a_splitter_returning_one_piece_is_refused(open_ops):
+    s = open_ops("b.db", ("one", BadSplitter(["1. one\n2. two"])))
     try:
         original = write(s, "1. one\n2. two")
         before = dump(s)
@@ -512,18 +510,21 @@ def paragraph_texts(draw):
 TEXTS = st.one_of(step_texts(), config_texts(), paragraph_texts())
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(TEXTS)
-def test_reconstruct_gives_back_the_original_exactly(raw):
+def test_reconstruct_gives_back_the_original_exactly(memsdk_templates, ops_pack, raw):
     """Texts of steps, settings or paragraphs, with odd whitespace, repeats and
     leading blank lines: the header and details give back the memory's text
     exactly. (A write strips the ends, so the memory's text is ``raw.strip()``.)"""
     with tempfile.TemporaryDirectory() as directory:
-        s = _open(Path(directory) / "h.db")
+        s = memsdk_templates.open(
+            Path(directory) / "h.db", ops_pack, project=PROJECT, plugins=fresh_plugin_manager()
+        )
         try:
             original = s.memories.write(raw, CAT).id
             text = s.memories.get(original).content
@@ -538,6 +539,7 @@ def test_reconstruct_gives_back_the_original_exactly(raw):
             s.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(TEXTS, st.text(alphabet=st.sampled_from("ab1.)= \t\n-#"), max_size=80)))
 def test_the_built_in_splitter_cuts_without_losing_a_character(text):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
@@ -50,10 +50,19 @@ PACK = {
 }
 
 
-def open_store(path: Path, *plugins: tuple[str, object]) -> Store:
-    store = Store(path, project=PROJECT, plugins=fresh_plugin_manager(*plugins))
-    store.packs.install(validate_pack(PACK, source="test"))
-    return store
+LIGHTHOUSE = validate_pack(PACK, source="test")
+
+
+@pytest.fixture
+def open_store(new_store: Callable[..., Store]) -> Callable[..., Store]:
+    """``open_store(name, *plugins)`` -> a new store with the lighthouse pack and those plugins."""
+
+    def open_(name: str, *plugins: tuple[str, object]) -> Store:
+        return new_store(
+            LIGHTHOUSE, name=name, project=PROJECT, plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 @pytest.fixture
@@ -62,9 +71,8 @@ def model() -> ScriptedModel:
 
 
 @pytest.fixture
-def store(tmp_path: Path, model: ScriptedModel):
-    with open_store(tmp_path / "hist.db", ("scripted-model", model)) as s:
-        yield s
+def store(open_store: Callable[..., Store], model: ScriptedModel) -> Store:
+    return open_store("hist.db", ("scripted-model", model))
 
 
 def rows(store: Store, status: str | None = None) -> list[dict]:
@@ -222,7 +230,7 @@ def test_no_facts_writes_nothing(store, model):
     assert rows(store) == []
 
 
-def test_admission_is_one_transaction(tmp_path):
+def test_admission_is_one_transaction(open_store):
     class Refuses:
         calls = 0
 
@@ -234,13 +242,13 @@ def test_admission_is_one_transaction(tmp_path):
             return None
 
     model = ScriptedModel([block("LAMP_STATE", "One.", "Two.", "Three.")])
-    with open_store(tmp_path / "t.db", ("scripted-model", model), ("refuses", Refuses())) as store:
+    with open_store("t.db", ("scripted-model", model), ("refuses", Refuses())) as store:
         with pytest.raises(RuntimeError, match="admission plugin broke"):
             run_historian(store, CHUNK)
         assert rows(store) == []
 
 
-def test_an_admit_plugin_can_quarantine_with_its_own_reason(tmp_path):
+def test_an_admit_plugin_can_quarantine_with_its_own_reason(open_store):
     class NoSecrets:
         @hookimpl(tryfirst=True)
         def historian_admit(self, store, fact: Fact) -> Admission | None:
@@ -249,7 +257,7 @@ def test_an_admit_plugin_can_quarantine_with_its_own_reason(tmp_path):
             return None
 
     model = ScriptedModel([block("LAMP_STATE", "Lens ok.", "The password is hunter2.")])
-    with open_store(tmp_path / "t.db", ("scripted-model", model), ("ns", NoSecrets())) as store:
+    with open_store("t.db", ("scripted-model", model), ("ns", NoSecrets())) as store:
         report = run_historian(store, CHUNK)
         assert len(report.written) == 1
         assert [q["reason"] for q in report.quarantined] == ["looks like a secret"]
@@ -258,8 +266,8 @@ def test_an_admit_plugin_can_quarantine_with_its_own_reason(tmp_path):
 # No model, bad input
 
 
-def test_no_model_registered_raises_no_model(tmp_path):
-    with open_store(tmp_path / "nomodel.db") as store:
+def test_no_model_registered_raises_no_model(open_store):
+    with open_store("nomodel.db") as store:
         with pytest.raises(NoModel, match="model_complete"):
             run_historian(store, CHUNK)
         assert rows(store) == []
@@ -339,9 +347,9 @@ def known_section(prompt_text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("words_per_memory", [8, 120])
-def test_view_is_bounded_even_with_500_matching_memories(tmp_path, words_per_memory):
+def test_view_is_bounded_even_with_500_matching_memories(open_store, words_per_memory):
     model = ScriptedModel(["<no-facts/>"])
-    with open_store(tmp_path / "big.db", ("scripted-model", model)) as store:
+    with open_store("big.db", ("scripted-model", model)) as store:
         filler = " ".join(f"beacon{i % 7}" for i in range(words_per_memory))
         store.memories.write_many(
             {

@@ -14,7 +14,7 @@ from plugin_sdk import Store
 from plugin_sdk.cli import cli
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.store.tokens import default_counter
-from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
+from plugin_sdk.testing import ScriptedModel, StoreTemplates, fresh_plugin_manager, pack_document
 from plugin_sdk.transcripts import chunk_messages, load_transcript
 
 llm = pytest.importorskip("llm")
@@ -23,6 +23,7 @@ DATA = Path(__file__).parent / "data" / "transcripts"
 OPENAI = DATA / "openai-chat.json"
 CLAUDE = DATA / "claude-code-session.jsonl"
 PACK = pack_document("harbour", "1.0.0", {"BERTH_RULES": "intent", "QUAY_STATE": "content"})
+HARBOUR = validate_pack(PACK, source="harbour")
 CLEAN_ENV = {
     "MEMSDK_DB": None,
     "MEMSDK_PROJECT": None,
@@ -71,12 +72,9 @@ def pilot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PilotMode
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    path = tmp_path / "harbour.db"
-    store = Store(path, project="harbour", plugins=fresh_plugin_manager())
-    store.packs.install(validate_pack(PACK, source="harbour"))
-    store.close()
-    return str(path)
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> str:
+    """A closed store file with the harbour pack."""
+    return str(memsdk_templates.copy(tmp_path / "harbour.db", HARBOUR))
 
 
 def memsdk(*args: str, plugins: tuple[tuple[str, object], ...] = (), code: int = 0) -> Result:
@@ -125,6 +123,7 @@ def harbour_answer(text: str) -> str:
     return "\n".join(blocks) or "<no-facts/>"
 
 
+@pytest.mark.slow
 def test_historian_run_with_an_llm_model_end_to_end(pilot, db):
     pilot.answer = harbour_answer
     chunks = chunk_messages(load_transcript(OPENAI).messages, default_counter(), 200)

@@ -62,6 +62,7 @@ def first_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return db, run_example(db)
 
 
+@pytest.mark.slow
 def test_first_session_starts_empty_and_remembers_through_the_historian(first_run):
     _db, output = first_run
     one = section(output, "session-1")
@@ -77,6 +78,7 @@ def test_first_session_starts_empty_and_remembers_through_the_historian(first_ru
     assert re.search(r"^dreamer: \S+ handled \d+ \((done|paused)\)$", one, re.M)
 
 
+@pytest.mark.slow
 def test_second_session_is_given_the_memory_and_expands_on_demand(first_run):
     _db, output = first_run
     two = section(output, "session-2")
@@ -99,6 +101,7 @@ def test_second_session_is_given_the_memory_and_expands_on_demand(first_run):
     assert "The staging database is billing-stg." in two
 
 
+@pytest.mark.slow
 def test_the_store_holds_what_the_host_was_told(first_run):
     db, output = first_run
     pack = load_pack_file(PACK)
@@ -125,6 +128,7 @@ def test_the_store_holds_what_the_host_was_told(first_run):
     assert set(counts) == {"USER_RULES", "USER_FACTS"}
 
 
+@pytest.mark.slow
 def test_a_second_run_starts_from_what_the_first_remembered(first_run):
     db, _output = first_run
     again = run_example(db)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,10 +33,13 @@ PACK = {
 CATEGORIES = list(PACK["categories"])
 
 
+LIGHTHOUSE = validate_pack(PACK, source="test")
+
+
 def open_store(path: str | Path = ":memory:") -> Store:
     store = Store(path, project=PROJECT, plugins=fresh_plugin_manager())
     if not store.packs.installed():
-        store.packs.install(validate_pack(PACK, source="test"))
+        store.packs.install(LIGHTHOUSE)
     return store
 
 
@@ -57,10 +61,18 @@ SAMPLE = [
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    with open_store(tmp_path / "inject.db") as s:
-        fill(s, SAMPLE)
-        yield s
+def open_new(new_store: Callable[..., Store]) -> Callable[[str], Store]:
+    """``open_new(name)`` -> a new store file with the lighthouse pack."""
+    return lambda name: new_store(
+        LIGHTHOUSE, name=name, project=PROJECT, plugins=fresh_plugin_manager()
+    )
+
+
+@pytest.fixture
+def store(open_new: Callable[[str], Store]) -> Store:
+    s = open_new("inject.db")
+    fill(s, SAMPLE)
+    return s
 
 
 # Layout
@@ -98,9 +110,9 @@ def test_within_a_category_higher_importance_first(store):
     assert text.index("Spare bulbs") < text.index("The lamp failed")
 
 
-def test_within_a_category_the_documented_importance_order(tmp_path):
+def test_within_a_category_the_documented_importance_order(open_new):
     # importance, then seen_count, then last_seen_at (recent first), then id (older first)
-    with open_store(tmp_path / "ties.db") as store:
+    with open_new("ties.db") as store:
         ids = fill(
             store, [(f"Lamp reading number {n} was normal.", "LAMP_STATE", 50) for n in range(6)]
         )
@@ -147,8 +159,8 @@ def test_same_store_gives_byte_identical_text(store, tmp_path):
         assert inject(again, budget=120).text.encode() == first.text.encode()
 
 
-def test_output_does_not_depend_on_write_order(tmp_path):
-    with open_store(tmp_path / "a.db") as a, open_store(tmp_path / "b.db") as b:
+def test_output_does_not_depend_on_write_order(open_new):
+    with open_new("a.db") as a, open_new("b.db") as b:
         fill(a, SAMPLE)
         fill(b, list(reversed(SAMPLE)))
         # ids differ, so compare the text with ids removed
@@ -204,8 +216,8 @@ def test_budget_below_one_is_refused(store):
         inject(store, budget=0)
 
 
-def test_empty_store_gives_empty_text(tmp_path):
-    with open_store(tmp_path / "empty.db") as store:
+def test_empty_store_gives_empty_text(open_new):
+    with open_new("empty.db") as store:
         result = inject(store)
         assert (result.text, result.tokens, result.shown, result.left_out) == ("", 0, [], {})
         assert result.candidates == 0
@@ -269,6 +281,7 @@ texts = st.one_of(
 items = st.lists(st.tuples(texts, st.sampled_from(CATEGORIES), st.integers(1, 100)), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(items, st.integers(1, 3000))
 def test_budget_is_a_hard_cap(items, budget):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -96,9 +96,12 @@ HARBOUR = {
 CATEGORIES = list(HARBOUR["categories"])
 
 
+HARBOUR_PACK = validate_pack(HARBOUR, source="test")
+
+
 def harbour(path: str | Path = ":memory:") -> Store:
     store = Store(path, project="harbour", plugins=fresh_plugin_manager())
-    store.packs.install(validate_pack(HARBOUR, source="test"))
+    store.packs.install(HARBOUR_PACK)
     return store
 
 
@@ -112,13 +115,15 @@ SMALL = [
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> Iterator[Store]:
-    with harbour(tmp_path / "harbour.db") as store:
-        store.memories.write_many(
-            {"content": text, "category": category, "importance": importance}
-            for text, category, importance in SMALL
-        )
-        yield store
+def small(new_store: Callable[..., Store]) -> Store:
+    store = new_store(
+        HARBOUR_PACK, name="harbour.db", project="harbour", plugins=fresh_plugin_manager()
+    )
+    store.memories.write_many(
+        {"content": text, "category": category, "importance": importance}
+        for text, category, importance in SMALL
+    )
+    return store
 
 
 def ids_of(store: Store) -> dict[str, int]:
@@ -398,6 +403,7 @@ def expected_headings(store: Store, shown: list[int]) -> list[str]:
     return headings
 
 
+@pytest.mark.slow
 def test_memory_text_cannot_escape_or_forge_headings():
     projects = itertools.count()
     with harbour() as store:

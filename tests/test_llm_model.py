@@ -204,6 +204,7 @@ def test_without_llm_installed_the_error_says_how_to_install_it(monkeypatch):
         model.complete(Prompt("historian", "s", [{"role": "user", "content": "x"}]))
 
 
+@pytest.mark.slow
 def test_a_conversation_logged_by_the_installed_llm_imports(harbour, tmp_path):
     """The logs.db importer reads what this version of llm writes (whichever schema)."""
     import sqlite_utils

@@ -21,7 +21,7 @@ from plugin_sdk import Store, inject, validate_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.host.mcp_server import INJECT_URI, INSTALL_HINT, PROMPT_NAME
 from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, tool_specs
-from plugin_sdk.testing import pack_document
+from plugin_sdk.testing import StoreTemplates, pack_document
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
@@ -43,11 +43,10 @@ TOOLS = {
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
     """A store with the custom pack and one memory."""
-    path = tmp_path / "orchard.db"
+    path = memsdk_templates.copy(tmp_path / "orchard.db", validate_pack(ORCHARD, source="orchard"))
     with Store(path, project=PROJECT) as store:
-        store.packs.install(validate_pack(ORCHARD, source="orchard"))
         store.memories.write("Never graft in frost.", "ORCHARD_RULES", importance=90)
     return path
 
@@ -91,6 +90,7 @@ def text_of(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
+@pytest.mark.slow
 def test_tool_schemas_take_the_categories_from_the_store(db):
     with Store(db, project=PROJECT) as store:
         names = store.category_names()
@@ -115,6 +115,7 @@ def test_tool_schemas_take_the_categories_from_the_store(db):
     assert seen["memory_archive"].annotations.read_only_hint is False
 
 
+@pytest.mark.slow
 def test_write_search_get_update_merge_archive_round_trip(db):
     out: dict[str, Any] = {}
 
@@ -181,6 +182,7 @@ def test_write_search_get_update_merge_archive_round_trip(db):
         assert store.memories.get(other_id).superseded_by == new_id
 
 
+@pytest.mark.slow
 def test_errors_come_back_as_tool_errors_naming_the_problem(db):
     async def scenario(session: ClientSession) -> None:
         unknown = await session.call_tool(
@@ -221,6 +223,7 @@ def test_errors_come_back_as_tool_errors_naming_the_problem(db):
     run(db, scenario)
 
 
+@pytest.mark.slow
 def test_integers_out_of_range_are_tool_errors_not_protocol_errors(db):
     big = 10**30
     seen: dict[str, Any] = {}
@@ -270,6 +273,7 @@ def test_an_argument_the_handler_cannot_use_is_a_tool_error(db):
     )
 
 
+@pytest.mark.slow
 def test_the_memory_block_is_a_resource_and_a_prompt(db):
     out: dict[str, Any] = {}
 
@@ -290,6 +294,7 @@ def test_the_memory_block_is_a_resource_and_a_prompt(db):
     assert "## ORCHARD_RULES" in expected and "Never graft in frost." in expected
 
 
+@pytest.mark.slow
 def test_pack_option_installs_a_missing_pack_before_serving(tmp_path):
     pack = tmp_path / "plums.json"
     pack.write_text(

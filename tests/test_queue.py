@@ -4,8 +4,7 @@ the store's own API, exact undo, edits, and the errors for a wrong id or status.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from sqlite_utils import Database
@@ -28,14 +27,12 @@ def orchard_pack():
     return validate_pack(doc, source="orchard")
 
 
+ORCHARD_PACK = orchard_pack()
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = Store(tmp_path / "q.db", project="orchard", plugins=fresh_plugin_manager())
-    s.packs.install(orchard_pack())
-    try:
-        yield s
-    finally:
-        s.close()
+def store(new_store: Callable[..., Store]) -> Store:
+    return new_store(ORCHARD_PACK, name="q.db", project="orchard", plugins=fresh_plugin_manager())
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:

@@ -130,6 +130,7 @@ def test_a_review_is_edited_into_a_write(run):
     assert "Applied proposal" in run("queue", "approve", str(review)).output
 
 
+@pytest.mark.slow
 def test_a_note_round_trip_against_a_git_repository(run, repo):
     head = git(repo, "rev-parse", "HEAD")
     status = git(repo, "status", "--porcelain")

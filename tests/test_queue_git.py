@@ -8,7 +8,7 @@ import json
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,8 @@ from plugin_sdk.proposals.filing import ProposalDraft, events, get, propose
 from plugin_sdk.proposals.gitapply import Repo
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
+
+pytestmark = pytest.mark.slow  # every test drives a real git repository
 
 INSTRUCTIONS = (
     "# Orchard agent\n\n## Rules\n\n- Be gentle with the trees.\n\n## Tools\n\n- shears\n"
@@ -82,16 +84,12 @@ def snapshot(repo: Path) -> dict:
     }
 
 
+ORCHARD = validate_pack(pack_document("orchard", "1.0.0", {"ORCHARD_RULES": "intent"}), source="t")
+
+
 @pytest.fixture
-def store(tmp_path) -> Iterator[Store]:
-    s = Store(tmp_path / "q.db", project="orchard", plugins=fresh_plugin_manager())
-    s.packs.install(
-        validate_pack(pack_document("orchard", "1.0.0", {"ORCHARD_RULES": "intent"}), source="t")
-    )
-    try:
-        yield s
-    finally:
-        s.close()
+def store(new_store: Callable[..., Store]) -> Store:
+    return new_store(ORCHARD, name="q.db", project="orchard", plugins=fresh_plugin_manager())
 
 
 def note(store: Store, repo: Path, text: str = "Never prune in frost.", **target) -> int:

@@ -16,7 +16,7 @@ from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.filing import events, get, propose
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import tables
-from plugin_sdk.testing import fresh_plugin_manager, pack_document
+from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager, pack_document
 
 RULES = "ORCHARD_RULES"
 
@@ -26,13 +26,10 @@ def open_store(path: Path, **kwargs) -> Store:
 
 
 @pytest.fixture
-def db(tmp_path) -> Path:
-    path = tmp_path / "race.db"
-    with open_store(path) as store:
-        store.packs.install(
-            validate_pack(pack_document("orchard", "1.0.0", {RULES: "intent"}), source="t")
-        )
-    return path
+def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
+    """A closed store file with the orchard pack."""
+    orchard = validate_pack(pack_document("orchard", "1.0.0", {RULES: "intent"}), source="t")
+    return memsdk_templates.copy(tmp_path / "race.db", orchard)
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:
@@ -156,6 +153,7 @@ def repo(tmp_path, monkeypatch) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_two_approvals_of_one_file_change_at_once_commit_once_and_undo_removes_it(db, repo):
     from plugin_sdk.proposals.detect import file_draft
     from plugin_sdk.proposals.filing import ProposalDraft

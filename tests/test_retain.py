@@ -8,7 +8,7 @@ helpers from this module.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -115,9 +115,12 @@ def jsonl(*documents: dict[str, Any]) -> list[str]:
     return [json.dumps(document) for document in documents]
 
 
+FIELD = validate_pack(field_pack(), source="field")
+
+
 def open_field_store(path: Path, *plugins: tuple[str, object], **options: Any) -> Store:
     store = Store(path, project="field", plugins=fresh_plugin_manager(*plugins), **options)
-    store.packs.install(validate_pack(field_pack(), source="field"))
+    store.packs.install(FIELD)
     return store
 
 
@@ -137,12 +140,9 @@ def dump_all(store: Store) -> dict[str, list[tuple[Any, ...]]]:
 
 
 @pytest.fixture
-def field(tmp_path: Path) -> Iterator[Store]:
-    store = open_field_store(tmp_path / "field.db")
-    try:
-        yield store
-    finally:
-        store.close()
+def field(new_store: Callable[..., Store]) -> Store:
+    """A new store with the field pack, project ``field``."""
+    return new_store(FIELD, name="field.db", project="field", plugins=fresh_plugin_manager())
 
 
 def feed(store: Store, *documents: dict[str, Any]):

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_retain import dump_all, field_pack, jsonl, obs
+from test_retain import FIELD, dump_all, jsonl, obs
 
-from plugin_sdk import Store, validate_pack
+from plugin_sdk import Store
 from plugin_sdk.retain.dark_matter import accept, pending
 from plugin_sdk.retain.fit import WEIGHTS, combine, measure
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import from_document, observe
-from plugin_sdk.testing import fresh_plugin_manager
+from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 
 PLUGINS = fresh_plugin_manager()
 NAMES = [
@@ -34,20 +33,14 @@ SENTIMENTS = [None, "neutral", "positive", "critical"]
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory) -> Path:
-    """A migrated store with the field pack installed, copied for each example."""
-    path = tmp_path_factory.mktemp("retain-template") / "template.db"
-    store = Store(path, project="field", plugins=PLUGINS)
-    store.packs.install(validate_pack(field_pack(), source="field"))
-    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    store.close()
-    return path
-
-
-def copy_of(template: Path) -> Store:
-    path = template.parent / f"{uuid.uuid4().hex}.db"
-    shutil.copy(template, path)
-    return Store(path, project="field", plugins=PLUGINS)
+def copy_of(
+    memsdk_templates: StoreTemplates, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[], Store]:
+    """``copy_of()`` -> a new store with the field pack, for each example."""
+    directory = tmp_path_factory.mktemp("retain-examples")
+    return lambda: memsdk_templates.open(
+        directory / f"{uuid.uuid4().hex}.db", FIELD, project="field", plugins=PLUGINS
+    )
 
 
 @st.composite
@@ -104,10 +97,11 @@ def test_combine_is_always_in_0_1(parts):
     assert 0.0 <= combine(parts) <= 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=streams(), probe=observation_docs("probe"))
-def test_schema_fit_is_always_in_0_1(template, stream, probe):
-    store = copy_of(template)
+def test_schema_fit_is_always_in_0_1(copy_of, stream, probe):
+    store = copy_of()
     try:
         observe(store, jsonl(*stream))
         retain(store, batch_size=3)
@@ -123,14 +117,15 @@ def test_schema_fit_is_always_in_0_1(template, stream, probe):
         store.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     stream=streams(),
     replays=st.lists(st.lists(st.integers(min_value=0, max_value=7), max_size=6), max_size=4),
     review=st.booleans(),
 )
-def test_any_sequence_of_replays_changes_nothing(template, stream, replays, review):
-    store = copy_of(template)
+def test_any_sequence_of_replays_changes_nothing(copy_of, stream, replays, review):
+    store = copy_of()
     try:
         report = observe(store, jsonl(*stream))
         assert report.ok

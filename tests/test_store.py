@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -39,6 +40,13 @@ def add_migration_row(path: Path, migration_set: str, name: str) -> None:
             "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
             [migration_set, name, "2099-01-01 00:00:00.000000+00:00"],
         )
+
+
+@pytest.fixture
+def empty_store(tmp_path: Path) -> Iterator[Store]:
+    """A store opened (so created and migrated) here, not copied from a template."""
+    with Store(tmp_path / "empty.db", project="p") as store:
+        yield store
 
 
 @pytest.fixture

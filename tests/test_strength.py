@@ -228,12 +228,14 @@ def entities(draw):
     }
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), any_days, st.floats(min_value=0, max_value=3650, allow_nan=False))
 def test_strength_non_increasing_in_days(entity, start, later):
     assert strength(days=start + later, **entity) <= strength(days=start, **entity)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), days, st.integers(0, 10_000))
 def test_strength_non_decreasing_in_retrievals(entity, age, more):
@@ -242,6 +244,7 @@ def test_strength_non_decreasing_in_retrievals(entity, age, more):
     assert strength(days=age, **entity) >= fewer
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), days, st.integers(0, 500))
 def test_strength_non_decreasing_in_positive_outcomes(entity, age, more):
@@ -250,6 +253,7 @@ def test_strength_non_decreasing_in_positive_outcomes(entity, age, more):
     assert strength(days=age, **entity) >= before
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), days, st.integers(0, 500))
 def test_strength_non_increasing_in_negative_outcomes(entity, age, more):
@@ -258,6 +262,7 @@ def test_strength_non_increasing_in_negative_outcomes(entity, age, more):
     assert strength(days=age, **entity) <= before
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 10_000), st.integers(0, 10_000))
 def test_reward_factor_between_half_and_one_and_a_half(positive, negative):
@@ -267,6 +272,7 @@ def test_reward_factor_between_half_and_one_and_a_half(positive, negative):
     assert (factor == 1) == (positive == negative)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), days)
 def test_strength_positive_and_at_most_its_undecayed_value(entity, age):
@@ -280,24 +286,28 @@ def test_strength_positive_and_at_most_its_undecayed_value(entity, age):
     assert strength(days=0, **entity) == pytest.approx(undecayed, rel=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(entities(), any_days)
 def test_pinned_is_infinite_whatever_the_fields(entity, age):
     assert strength(days=age, pinned=True, **entity) == math.inf
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(days, sigmas)
 def test_weight_temporal_in_zero_one(age, sigma):
     assert 0 < weight_temporal(age, sigma) <= 1
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(days, st.floats(min_value=0, max_value=3650, allow_nan=False), sigmas)
 def test_weight_temporal_non_increasing_in_days(age, later, sigma):
     assert weight_temporal(age + later, sigma) <= weight_temporal(age, sigma)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(sigmas)
 def test_weight_temporal_is_one_over_e_at_sigma(sigma):
@@ -305,6 +315,7 @@ def test_weight_temporal_is_one_over_e_at_sigma(sigma):
     assert weight_temporal(0, sigma) == 1.0
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=-3650, max_value=0, allow_nan=False), sigmas, entities())
 def test_negative_days_count_as_zero_property(age, sigma, entity):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -213,6 +214,7 @@ def render(blocks: list[tuple[str, list[str]]]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(blocks)
 def test_round_trip_of_rendered_facts(blocks):
@@ -239,6 +241,7 @@ tag_fragments = st.sampled_from(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.one_of(st.text(), st.lists(st.one_of(tag_fragments, st.text()), max_size=12).map("\n".join))

@@ -393,6 +393,7 @@ llm_payload = obj(
 FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     data=anything(
@@ -413,6 +414,7 @@ def test_openai_never_crashes_on_random_json(data):
         assert_sound(transcript, json.dumps(data))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(records=st.lists(anything(claude_record), max_size=8))
 def test_claude_code_never_crashes_on_random_records(records):
@@ -430,6 +432,7 @@ llm_part = st.tuples(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     roles=st.lists(st.sampled_from(["user", "assistant", "tool", "system", "x"]), min_size=1),

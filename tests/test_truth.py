@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-from test_retain import HERON, MARSH, WADER, feed, jsonl, obs, open_field_store
+from test_retain import FIELD, HERON, MARSH, WADER, feed, jsonl, obs, open_field_store
 
-from plugin_sdk import hookimpl
+from plugin_sdk import Store, hookimpl
 from plugin_sdk.retain import truth
 from plugin_sdk.retain.dark_matter import accept
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import get, observe
+from plugin_sdk.testing import fresh_plugin_manager
 
 
 def fact_obs(ident: str, value: str, **extra):
@@ -26,10 +27,8 @@ def fact_obs(ident: str, value: str, **extra):
 
 
 @pytest.fixture
-def field(tmp_path: Path):
-    store = open_field_store(tmp_path / "truth.db")
-    yield store
-    store.close()
+def field(new_store: Callable[..., Store]) -> Store:
+    return new_store(FIELD, name="truth.db", project="field", plugins=fresh_plugin_manager())
 
 
 def test_two_regenerations_give_a_chain_of_three_linked_by_superseded_by(field):

@@ -197,6 +197,7 @@ def run_main(installed: Path, cwd: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
+@pytest.mark.slow
 def test_its_command_runs_through_main(installed, tmp_path):
     db = tmp_path / "scan.db"
     with garden(db, make_plugin_manager(allow=())) as store:

@@ -26,6 +26,7 @@ import sqlite3
 from sqlite_utils import Database
 
 from plugin_sdk.errors import SchemaMismatch, SchemaTooNew, StoreError
+from plugin_sdk.store.migrate import apply as apply_pending
 from plugin_sdk.store.migrations import KNOWN, migrations
 
 # Objects SQLite makes on its own, which no migration names.
@@ -135,7 +136,7 @@ def _migrate_locked(db: Database, path: str) -> None:
             before = applied(db)
             if missing_records(before) or user_version(db) not in (0, len(before)):
                 return  # a drifted store: the caller refuses it, naming the difference
-            migrations.apply(db)  # re-reads what is pending, inside the lock
+            apply_pending(db)  # re-reads what is pending, inside the lock
             db.execute(f"PRAGMA user_version = {len(applied(db)):d}")
     except sqlite3.Error as error:
         step = next(iter(migrations.pending(db)), None)
