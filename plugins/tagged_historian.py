@@ -31,7 +31,7 @@ def historian_prompt(store: Store, messages: list[dict[str, str]], view: list[Me
 
 @hookimpl(trylast=True)
 def historian_parse(store: Store, reply: str) -> ParsedReply:
-    return parse_tagged(reply)
+    return parse_tagged(reply, store.category_names())
 
 
 @hookimpl(trylast=True)

@@ -13,9 +13,14 @@
 5. admits each fact (``historian_admit``): written through deduplication, or
    quarantined with a reason. In one transaction.
 
-Nothing is dropped silently. A fact tagged with a category the store does not
-know is quarantined with its raw text and appears in the report. A broken block
-is quarantined whole. Prose outside any block is reported, not stored. A reply
+Nothing is dropped silently. The parser reads the shapes models drift to
+(tag-named blocks, fenced and headed lists, JSON; see ``model/tagged.py``). A
+fact tagged with a category the store does not know is quarantined with its raw
+text and appears in the report. A broken block is quarantined whole. Prose
+outside any block is not stored: it is the report's ``ignored`` list, text the
+chunk *lost*, which :meth:`HistorianReport.not_written` shows with the
+quarantined pieces and the command line counts (``historian run`` exits
+non-zero when a chunk lost text). A reply
 with no block and no ``<no-facts/>`` raises :class:`HistorianReplyError`, after
 the raw reply has been kept as a quarantined row whose id the error names.
 """
@@ -30,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
+from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
 
@@ -52,8 +58,26 @@ class HistorianReport:
     view: list[int] = attrs.field(factory=list)
     nothing_new: bool = False
 
+    @property
+    def lost_text(self) -> bool:
+        """Whether some text of the reply was neither written nor quarantined."""
+        return bool(self.ignored)
+
+    def not_written(self) -> list[dict[str, Any]]:
+        """Every piece of the reply that did not become an active memory, in reply order."""
+        pieces = [{**entry, "kept": True} for entry in self.quarantined]
+        pieces += [
+            {"id": None, "category": "", "reason": p.reason, "line": p.line, "text": p.text}
+            | {"kept": False}
+            for p in self.ignored
+        ]
+        return sorted(pieces, key=lambda piece: piece["line"])
+
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        data = attrs.asdict(self)
+        data["not_written"] = self.not_written()
+        data["lost_text"] = self.lost_text
+        return data
 
 
 def run_historian(
@@ -79,7 +103,7 @@ def run_historian(
     if (
         not parsed.facts
         and not parsed.empty
-        and not any(m.reason != "text outside any <facts> block" for m in parsed.malformed)
+        and not any(m.reason != OUTSIDE for m in parsed.malformed)
     ):
         if reply.strip():
             kept = store.memories.quarantine(
@@ -120,17 +144,24 @@ def run_historian(
                         "category": fact.category,
                         "reason": admission.reason,
                         "line": fact.line,
+                        "text": fact.text,
                     }
                 )
         for piece in parsed.malformed:
-            if piece.reason == "text outside any <facts> block":
+            if piece.reason == OUTSIDE:
                 report.ignored.append(piece)
                 continue
             kept = store.memories.quarantine(
                 piece.text, "", reason=piece.reason, project=project, source=source
             )
             report.quarantined.append(
-                {"id": kept.id, "category": "", "reason": piece.reason, "line": piece.line}
+                {
+                    "id": kept.id,
+                    "category": "",
+                    "reason": piece.reason,
+                    "line": piece.line,
+                    "text": piece.text,
+                }
             )
     return report
 
