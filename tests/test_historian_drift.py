@@ -163,6 +163,7 @@ def test_historian_run_shows_what_was_not_written_and_exits_non_zero_on_lost_tex
     setup = Store(db, project="drift", plugins=fresh_plugin_manager())
     setup.packs.install(validate_pack(PACK, source="drift"))
     setup.close()
+
     def invoke(reply: str):
         transcript = tmp_path / f"chat-{len(list(tmp_path.glob('chat-*')))}.json"
         transcript.write_text(json.dumps(CHUNK), "utf-8")  # a new file: the ledger sends it

@@ -38,6 +38,7 @@ TOOLS = {
     "memory_expand",
     "memory_update",
     "memory_archive",
+    "memory_outcome",
     "memory_merge",
 }
 

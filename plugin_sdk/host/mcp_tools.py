@@ -4,7 +4,8 @@ Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
 these tools over MCP, and tests and docs read them directly.
 
 - :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
-  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_merge``,
+  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
+  ``memory_merge``,
   with schemas built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
   category's definition. The store stays the authority: a category added
@@ -166,6 +167,20 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             _archive,
         ),
         ToolSpec(
+            "memory_outcome",
+            "Report that a memory you used helped (good) or misled you (bad); it strengthens "
+            "or weakens what the memory is about.",
+            _object(
+                {
+                    "id": memory_id,
+                    "outcome": {"type": "string", "enum": ["good", "bad"]},
+                    "note": {"type": "string"},
+                },
+                ["id", "outcome"],
+            ),
+            _outcome,
+        ),
+        ToolSpec(
             "memory_merge",
             "Fold memories that say the same thing into one (same category); "
             "the sources become superseded by it.",
@@ -320,6 +335,14 @@ def _merge(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     memory = store.memories.merge(args["source_ids"], args["into"])
     sources = ", ".join(f"[{i}]" for i in dict.fromkeys(args["source_ids"]))
     return f"Merged {sources} into memory {memory.id}.\n{_line(memory)}", _record(memory)
+
+
+def _outcome(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    _own(store, args["id"])
+    good = args["outcome"] == "good"
+    moved = store.memories.outcome(args["id"], good, source=SOURCE, note=args.get("note"))
+    data = {"id": args["id"], "outcome": args["outcome"], "entities": moved}
+    return f"Recorded a {args['outcome']} outcome for memory {args['id']}.", data
 
 
 def _first_sentence(text: str) -> str:
