@@ -639,5 +639,16 @@ def m012_design_mechanisms(db: Database) -> None:
             at TEXT NOT NULL
         );
         CREATE INDEX grid_history_key ON grid_history (key, id);
+
+        -- Entity names keep their case and compare case-insensitively.
+        CREATE UNIQUE INDEX entities_name_nocase ON entities (project, name COLLATE NOCASE);
         """
     )
+    # The subtype is the whole namespace path after the type (agent:claude-code:rc:X
+    # is type agent, subtype claude-code:rc), no longer only the second segment.
+    rows = db.execute("SELECT id, name FROM entities WHERE name LIKE '%:%:%:%'").fetchall()
+    for entity_id, name in rows:
+        db.execute(
+            "UPDATE entities SET subtype = ? WHERE id = ?",
+            [":".join(name.split(":")[1:-1]), entity_id],
+        )
