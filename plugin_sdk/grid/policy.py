@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import GridError, InvalidEntityName, NoGrid, PackError
+from plugin_sdk.grid.overrides import apply, overrides
 
 if TYPE_CHECKING:
     from plugin_sdk.packs.documents import Pack
@@ -96,6 +97,7 @@ class Grid:
     cues: dict[str, dict[str, list[str]]]  # axis ("memory_type", "referent") -> value -> regexes
     acts: dict[str, list[str]]
     relations: dict[str, RelationType]
+    readings: dict[str, str] = attrs.field(factory=dict)  # referent -> interior | exterior | …
 
     def rule_for(self, name: str) -> NamespaceRule | None:
         """The rule for an entity name: the most specific match, with inherited values.
@@ -202,8 +204,11 @@ def pattern_sql(pattern: str) -> tuple[str, list[Any]]:
 
 
 def grid(store: Store) -> Grid:
-    """The store's effective grid, from its installed packs (:class:`NoGrid` if none has one)."""
-    return store.packs.derived("grid", merge)
+    """The store's effective grid: its packs', then its overrides (:class:`NoGrid` if no grid).
+
+    Overrides (``overrides.py``) win over every pack until they are cleared.
+    """
+    return apply(store.packs.derived("grid", merge), overrides(store))
 
 
 def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: bool = True) -> Grid:
@@ -220,6 +225,7 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
     cues: dict[str, dict[str, list[str]]] = {"memory_type": {}, "referent": {}}
     acts: dict[str, list[str]] = {}
     relations: dict[str, RelationType] = {}
+    readings: dict[str, str] = {}
     for pack, document in documents:
         section = document.get("grid")
         if section:
@@ -236,6 +242,8 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
                     )
             for tag, value in section["emotions"].items():
                 emotions.setdefault(tag, float(value))
+            for referent, reading in section.get("readings", {}).items():
+                readings.setdefault(referent, reading)
             for rule in section.get("namespaces", []):
                 rules.setdefault(
                     rule["pattern"],
@@ -276,6 +284,7 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
         cues=cues,
         acts=acts,
         relations=relations,
+        readings=readings,
     )
 
 
