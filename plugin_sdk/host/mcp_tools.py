@@ -8,7 +8,7 @@ these tools over MCP, and tests and docs read them directly.
   ``memory_merge``,
   with schemas built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
-  category's definition. The store stays the authority: a category added
+  category's definition and the packs' ``[prompts] tool`` fragments. The store stays the authority: a category added
   while the server runs is accepted, one retired is refused. Every integer
   has a minimum and a maximum (at most :data:`MAX_INTEGER`).
 - :func:`call_tool`: runs one call. Errors are outcomes, never exceptions:
@@ -27,6 +27,7 @@ import attrs
 import jsonschema
 
 from plugin_sdk.errors import MemsdkError, NotFound, ToolError
+from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.stages.inject import expand, indent_lines, inject
 from plugin_sdk.store.models import Memory
 
@@ -95,7 +96,8 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             "memory_write",
             "Remember one durable fact or directive, filed under exactly one category. "
             "A repeat of a known memory is folded into it (its id is returned).\n"
-            f"Categories, in priority order:\n{listing}",
+            f"Categories, in priority order:\n{listing}"
+            + "".join(f"\n{fragment.rstrip()}" for fragment in tool_fragments(store)),
             _object(
                 {
                     "content": {

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^'\s][^']*)'|`([^`]+)`")
-_ASSIGNED = re.compile(r"[\w.-]+\s*[=:]\s*([^\s,;]+)")
+_ASSIGNED = re.compile(r"[\w.-]+(?:\s*=\s*|:\s+)([^\s,;]+)")
 _TOKEN = re.compile(r"[^\s,;()\[\]{}<>\"'`]+")
 _DIGIT = re.compile(r"\d")
 _DOTTED = re.compile(r"^[\w-]+(\.[\w-]+)+$")

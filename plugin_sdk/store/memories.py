@@ -124,7 +124,10 @@ class Memories:
                     ) from error
                 except UnknownCategory as error:
                     raise UnknownCategory(
-                        error.category, error.known, where=f"item {position}"
+                        error.category,
+                        error.known,
+                        where=f"item {position}",
+                        renamed_to=error.renamed_to,
                     ) from error
                 except InvalidMemory as error:
                     raise InvalidMemory(f"item {position}: {error}") from error
@@ -195,7 +198,7 @@ class Memories:
         source: str,
     ) -> WriteResult:
         if category not in kinds:
-            raise UnknownCategory(category, kinds)
+            raise self.store.unknown_category(category)
         text = _check_content(content)
         _check_importance(importance)
         now = self.store.now()
@@ -224,7 +227,7 @@ class Memories:
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
 
     def _active_kinds(self) -> dict[str, str]:
-        sql = "SELECT name, kind FROM categories WHERE status = 'active'"
+        sql = "SELECT name, kind FROM categories WHERE status = 'active' ORDER BY priority, name"
         return {row["name"]: row["kind"] for row in self.db.query(sql)}
 
     # Reading
@@ -525,7 +528,7 @@ class Memories:
         if category is not None:
             kinds = self._active_kinds()
             if category not in kinds:
-                raise UnknownCategory(category, kinds, where=f"memory {memory_id}")
+                raise self.store.unknown_category(category, where=f"memory {memory_id}")
             changes["kind"] = kinds[category]
             if current.status == "quarantined":
                 changes["status"] = "active"
