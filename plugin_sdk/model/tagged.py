@@ -42,6 +42,8 @@ What a partly broken reply yields (the parser never raises):
 
 Inside a block, a line starting with ``- `` or ``* `` starts a fact; any other
 non-blank line continues the fact above (or starts one if none is open).
+``<facts category="NAME" under="12">`` files the block's facts under the
+header memory 12 (``Fact.under``): the historian adds them to its group.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ OUTSIDE = "text outside any <facts> block"
 _OPEN = re.compile(r"^\s*<facts(?P<attrs>[^>]*)>\s*$", re.IGNORECASE)
 _CLOSE = re.compile(r"^\s*</facts>\s*$", re.IGNORECASE)
 _CATEGORY = re.compile(r"""category\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
+_UNDER = re.compile(r"""under\s*=\s*["']?(\d+)["']?""", re.IGNORECASE)
 _NONE = re.compile(r"^\s*<no-facts\s*/>\s*$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[-*]\s+")
 _NAME = r"[A-Za-z][\w.-]*"
@@ -79,6 +82,7 @@ class _Block:
     category: str
     start: int
     lines: Lines = attrs.field(factory=list)
+    under: int | None = None
 
 
 @attrs.define
@@ -119,8 +123,10 @@ class _Reader:
                 block = None
             if opening is not None:
                 flush_stray()
-                tag, category = opening
-                block = _Block(tag, category if tag == "facts" else self.names.canon(tag), number)
+                tag, category, under = opening
+                block = _Block(
+                    tag, category if tag == "facts" else self.names.canon(tag), number, under=under
+                )
                 continue
             inline = _TAG_INLINE.match(line)
             labelled = _LABELLED.match(line)
@@ -158,7 +164,7 @@ class _Reader:
 
     def _close(self, block: _Block) -> None:
         if block.category:
-            self._add(block.category, block.lines)
+            self._add(block.category, block.lines, block.under)
         else:
             self.malformed.append(
                 Malformed(
@@ -166,8 +172,8 @@ class _Reader:
                 )
             )
 
-    def _add(self, category: str, lines: Lines) -> None:
-        self.facts.extend(_facts(category, lines))
+    def _add(self, category: str, lines: Lines, under: int | None = None) -> None:
+        self.facts.extend(attrs.evolve(f, under=under) for f in _facts(category, lines))
 
     def _fence(self, lines: Lines, index: int, start: int, mark: str, info: str) -> int:
         """Read a fenced block from ``index``; the index after its closing fence."""
@@ -231,15 +237,17 @@ def parse_tagged(reply: str, categories: Iterable[str] | None = None) -> ParsedR
     return ParsedReply(facts=reader.facts, malformed=reader.malformed, empty=empty)
 
 
-def _opening(line: str) -> tuple[str, str] | None:
-    """``("facts", category)`` or ``(tag name, "")`` for a line that opens a block."""
+def _opening(line: str) -> tuple[str, str, int | None] | None:
+    """``("facts", category, under)`` or ``(tag name, "", None)`` for a line that opens a block."""
     facts = _OPEN.match(line)
     if facts:
         match = _CATEGORY.search(facts.group("attrs"))
-        return "facts", next((g for g in match.groups() if g), "").strip() if match else ""
+        under = _UNDER.search(facts.group("attrs"))
+        category = next((g for g in match.groups() if g), "").strip() if match else ""
+        return "facts", category, int(under.group(1)) if under else None
     tag = _TAG_OPEN.match(line)
     if tag and tag["name"].casefold() != "no-facts":
-        return tag["name"], ""
+        return tag["name"], "", None
     return None
 
 

@@ -86,6 +86,8 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         ProposalDraft,
     )
     from plugin_sdk.stages.classify import (
+        header_of,
+        inherit_from_header,
         rule_classification,
     )
     from plugin_sdk.stages.dreamer import (
@@ -153,6 +155,8 @@ _EXPORTS = {
     "predominant_act": "plugin_sdk.grid.acts:predominant",
     "rule_cell": "plugin_sdk.grid.cells",
     "rule_classification": "plugin_sdk.stages.classify",
+    "header_of": "plugin_sdk.stages.classify",
+    "inherit_from_header": "plugin_sdk.stages.classify",
     "split_cell": "plugin_sdk.store.models",
 }
 
@@ -190,10 +194,12 @@ __all__ = [
     "dreamer_retrospective",
     "grid",
     "has_grid",
+    "header_of",
     "historian_system",
     "hookimpl",
     "hookspec",
     "indent_lines",
+    "inherit_from_header",
     "make_plugin_manager",
     "parse_tagged",
     "predominant_act",

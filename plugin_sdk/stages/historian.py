@@ -3,15 +3,18 @@
 ``run_historian(store, messages)``:
 
 1. builds a bounded view of what the store already knows about the chunk
-   (full-text hits for the chunk's salient words, capped by a token budget;
-   never the whole pool);
+   (full-text hits for the chunk's salient words, then the headers of the
+   groups those hits belong to, capped by a token budget; never the whole
+   pool), so the model sees the composites a new fact may belong under;
 2. asks the ``historian_prompt`` hook for the prompt (the built-in assembles it
    from the store's criteria);
 3. asks the host's model (``model_complete``);
 4. parses the reply (``historian_parse``; the built-in reads the tagged format
    of ``model/tagged.py``);
 5. admits each fact (``historian_admit``): written through deduplication, or
-   quarantined with a reason. In one transaction.
+   quarantined with a reason. A fact the model filed under a header of the
+   view (``<facts … under="ID">``) joins that header's group (its sequence,
+   else its theme), at the end. In one transaction.
 
 Nothing is dropped silently. The parser reads the shapes models drift to
 (tag-named blocks, fenced and headed lists, JSON; see ``model/tagged.py``). A
@@ -56,6 +59,7 @@ class HistorianReport:
     quarantined: list[dict[str, Any]] = attrs.field(factory=list)
     ignored: list[Malformed] = attrs.field(factory=list)
     view: list[int] = attrs.field(factory=list)
+    placed: list[dict[str, int]] = attrs.field(factory=list)  # {"id", "under", "composite"}
     nothing_new: bool = False
 
     @property
@@ -130,6 +134,8 @@ def run_historian(
                     importance=admission.importance,
                 )
                 (report.written if result.created else report.folded).append(result.id)
+                if fact.under is not None:
+                    _place(store, report, result.id, fact.under, view)
             else:
                 kept = store.memories.quarantine(
                     fact.text,
@@ -166,6 +172,21 @@ def run_historian(
     return report
 
 
+def _place(
+    store: Store, report: HistorianReport, memory_id: int, head: int, view: list[Memory]
+) -> None:
+    """Add a written fact to the group of a header the model was shown (else leave it alone)."""
+    if head == memory_id or head not in {m.id for m in view}:
+        return
+    groups = [c for c in store.composites.by_head(head) if c.type in ("sequence", "theme")]
+    if not groups:
+        return
+    group = min(groups, key=lambda c: (c.type != "sequence", c.id))
+    if memory_id not in group.members:
+        store.composites.add(group.id, memory_id)
+    report.placed.append({"id": memory_id, "under": head, "composite": group.id})
+
+
 def bounded_view(
     store: Store,
     messages: Sequence[dict[str, str]],
@@ -174,7 +195,11 @@ def bounded_view(
     budget: int = VIEW_BUDGET_TOKENS,
     limit: int = VIEW_LIMIT,
 ) -> list[Memory]:
-    """Existing memories relevant to a chunk: search hits, at most ``budget`` tokens."""
+    """Existing memories relevant to a chunk: search hits and their groups' headers.
+
+    At most ``budget`` tokens and ``limit`` memories: the hits first, then the
+    heads of the sequence and theme composites the hits are members of.
+    """
     words = Counter(
         word.lower() for message in messages for word in _WORD.findall(message["content"])
     )
@@ -183,7 +208,8 @@ def bounded_view(
     terms = [word for word, _ in words.most_common(24)]
     query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
     hits = store.memories.search(query, project=project, limit=limit * 2, raw=True)
-    view, used = [], 0
+    view: list[Memory] = []
+    used = 0
     for hit in hits:
         cost = hit.memory.token_count or 0
         if used + cost > budget:
@@ -192,6 +218,18 @@ def bounded_view(
         used += cost
         if len(view) == limit:
             break
+    shown = {m.id for m in view}
+    for memory in list(view):
+        for group in store.composites.by_member(memory.id):
+            if group.type not in ("sequence", "theme") or group.head in shown:
+                continue
+            head = store.memories.get(group.head)
+            cost = head.token_count or 0
+            if head.status != "active" or used + cost > budget or len(view) >= limit + 4:
+                continue
+            view.append(head)
+            shown.add(head.id)
+            used += cost
     return view
 
 
