@@ -98,6 +98,7 @@ class Grid:
     acts: dict[str, list[str]]
     relations: dict[str, RelationType]
     readings: dict[str, str] = attrs.field(factory=dict)  # referent -> interior | exterior | …
+    styles: dict[str, Any] = attrs.field(factory=dict)  # the style detector's thresholds
 
     def rule_for(self, name: str) -> NamespaceRule | None:
         """The rule for an entity name: the most specific match, with inherited values.
@@ -226,6 +227,7 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
     acts: dict[str, list[str]] = {}
     relations: dict[str, RelationType] = {}
     readings: dict[str, str] = {}
+    styles: dict[str, Any] = {}
     for pack, document in documents:
         section = document.get("grid")
         if section:
@@ -244,6 +246,8 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
                 emotions.setdefault(tag, float(value))
             for referent, reading in section.get("readings", {}).items():
                 readings.setdefault(referent, reading)
+            for key, value in section.get("styles", {}).items():
+                styles.setdefault(key, value)
             for rule in section.get("namespaces", []):
                 rules.setdefault(
                     rule["pattern"],
@@ -285,6 +289,7 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
         acts=acts,
         relations=relations,
         readings=readings,
+        styles=styles,
     )
 
 
