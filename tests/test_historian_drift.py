@@ -198,4 +198,4 @@ def test_historian_run_shows_what_was_not_written_and_exits_non_zero_on_lost_tex
     assert "not stored: 1 piece(s) of reply text" in lost.stdout
     assert "not stored (text outside any <facts> block): I also think db-2" in lost.stdout
     assert "quarantined as memory" in lost.stdout and "db-2 is loud" in lost.stdout
-    assert "text lost in 1 chunk(s) (1)" in lost.stderr
+    assert "text lost in 1 chunk(s) (chat-1.json chunk 1)" in lost.stderr
