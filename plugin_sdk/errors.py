@@ -194,16 +194,30 @@ class UnknownCategory(CategoryError, ValueError):
     """A category that the store does not have (or has retired).
 
     Raised by writes, updates and searches that name a category; the message
-    lists the store's categories.
+    lists the store's categories in the order given (the store's priority
+    order), and names the new name of a category a pack upgrade renamed.
     """
 
-    def __init__(self, category: str, known: Iterable[str], *, where: str = "") -> None:
+    def __init__(
+        self,
+        category: str,
+        known: Iterable[str],
+        *,
+        where: str = "",
+        renamed_to: str | None = None,
+    ) -> None:
         self.category = category
-        self.known = sorted(known)
+        self.known = list(known)
+        self.renamed_to = renamed_to
         listing = ", ".join(self.known) if self.known else "none: install a pack first"
         prefix = f"{where}: " if where else ""
+        hint = (
+            f"; it was renamed to {renamed_to!r} by a pack upgrade: use {renamed_to}"
+            if renamed_to
+            else ""
+        )
         super().__init__(
-            f"{prefix}unknown category {category!r}; this store's categories are: {listing}"
+            f"{prefix}unknown category {category!r}{hint}; this store's categories are: {listing}"
         )
 
 

@@ -4,17 +4,35 @@ from __future__ import annotations
 
 import json
 
-from plugin_sdk.plugin import Classification, Memory, Prompt, Store, hookimpl, rule_classification
+from plugin_sdk.plugin import (
+    Category,
+    Classification,
+    Memory,
+    Prompt,
+    Store,
+    header_of,
+    hookimpl,
+    inherit_from_header,
+    rule_classification,
+)
 
 SCOPES = ("project", "global")
 
 
 @hookimpl(tryfirst=True)
 def classify_memory(store: Store, memory: Memory) -> Classification | None:
+    if not store.plugins.hook.model_complete.get_hookimpls():
+        return None  # no model: the rule-based classifier decides
     category = (
         store.category(memory.category) if memory.category in store.category_names() else None
     )
-    context = category.value("definition") if category else "(category not active)"
+    context = criteria_text(category) if category else "(category not active)"
+    header = header_of(store, memory)
+    if header is not None:
+        context += (
+            f"\n\nIt is a detail under the header [{header.id}] "
+            f"({header.scope}): {' '.join(header.content.split())}"
+        )
     prompt = Prompt(
         "classify",
         "You rate one memory of an agent. Reply with JSON only: "
@@ -53,7 +71,22 @@ def classify_memory(store: Store, memory: Memory) -> Classification | None:
             fallback.shareable,
             f"rules (model reply unusable: {type(error).__name__})",
         )
-    return Classification(importance, data["scope"], data["shareable"], "model")
+    decision = Classification(importance, data["scope"], data["shareable"], "model")
+    return inherit_from_header(store, memory, decision)
+
+
+def criteria_text(category: Category) -> str:
+    """The category's criteria as the classifier's model reads them."""
+    parts = [category.value("definition")]
+    for field, title in (
+        ("positive_examples", "Typical"),
+        ("negative_examples", "Not this category"),
+        ("exclusions", "Excluded"),
+    ):
+        values = category.value(field) if field in category.criteria else None
+        if values:
+            parts.append(f"{title}: " + "; ".join(values))
+    return "\n".join(parts)
 
 
 @hookimpl(trylast=True, specname="classify_memory")

@@ -8,6 +8,15 @@ A model that answers ``<keep-separate/>`` keeps the group apart. Intent
 memories are never merged by the dreamer: it files a proposal for a person
 instead. Merging across categories never happens: candidates come from
 the memory's own category only.
+
+Near-duplicates whose values differ (numbers, versions, hosts, dates, quoted
+text) are never merged, with or without a
+model: each is recorded as an open memory conflict with the group's target,
+and both memories stay active. Merged text from the model that drops one of
+the group's values is not used (the target keeps its own text). Values and
+conflict records come from ``plugin_sdk.retain`` (``value_conflicts``: the
+memory counterpart of the Retain Job's conflicts, which no front door
+exports).
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from plugin_sdk.plugin import (
     dreamer_curate,
     hookimpl,
 )
+from plugin_sdk.retain import value_conflicts
 
 SIMILARITY = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -75,7 +85,10 @@ def _merged_text(store: Store, group: list[Memory]) -> tuple[bool, str | None]:
         return True, None
     if KEEP_SEPARATE in reply:
         return False, None
-    return True, str(reply.strip())
+    text = str(reply.strip())
+    if not value_conflicts.values(group[0].content) <= value_conflicts.values(text):
+        return True, None  # the model's text lost a value: keep the target's own
+    return True, text
 
 
 def run(context: TaskContext) -> int:
@@ -86,6 +99,7 @@ def run(context: TaskContext) -> int:
     if not batch:
         return 0
     plans = []  # decided before the transaction: a model call must not hold the write lock
+    disputes: list[tuple[int, int]] = []
     claimed: set[int] = set()
     for memory in batch:
         if memory.id in claimed:
@@ -94,11 +108,20 @@ def run(context: TaskContext) -> int:
         if not dupes:
             continue
         group = sorted([memory, *dupes], key=lambda m: (-len(m.content), m.id))
+        same = value_conflicts.values(group[0].content)
+        disputes += [
+            (group[0].id, m.id) for m in group[1:] if value_conflicts.values(m.content) != same
+        ]
+        group = [m for m in group if value_conflicts.values(m.content) == same]
         claimed.update(m.id for m in group)
+        if len(group) < 2:
+            continue
         merge, text = _merged_text(store, group) if memory.kind == "content" else (True, None)
         if merge:
             plans.append((group, text))
     with context.batch():
+        for target_id, other_id in disputes:
+            value_conflicts.record(store, target_id, other_id, source="dreamer:curate")
         for group, text in plans:
             target, sources = group[0], [m.id for m in group[1:]]
             if target.kind == "intent":

@@ -9,12 +9,14 @@ injected every session retrieves everything in it alike; only what stands out
 counts). It is proposed as a ``memory_entry`` write to an intent category:
 the first by priority of the fact's own pack, else of the store.
 
-``interaction_styles``: an actor entity with at least ``STYLE_INTERACTIONS``
-active interaction memories, more than ``STYLE_SHARE`` of them of one
-illocutionary act (``act_distribution``), has a persistent style with the
-agent. It is proposed as a ``memory_entry`` write that states the style, to
-the intent category whose usual grid cell is about another (then the self,
-then the agent), else the first intent category by priority.
+``interaction_styles``: an actor entity whose active interaction memories
+show a persistent style (``interaction_style``: one dominant illocutionary act, or a
+pair such as directive plus expressive with one contact; the thresholds are
+the pack's ``[grid.styles]``). Each style is proposed twice: as a
+``memory_entry`` write that states it, to the intent category whose usual
+grid cell is about another (then the self, then the agent), else the first
+intent category by priority; and as an instructions-file note (``claude_md``)
+surfacing the style to the agent (filed when a target repository is known).
 """
 
 from __future__ import annotations
@@ -30,15 +32,13 @@ from plugin_sdk.plugin import (
     grid,
     has_grid,
     hookimpl,
-    predominant_act,
+    interaction_style,
     split_cell,
 )
 
 RETRIEVED = 5
 STANDOUT = 2.0
 LIMIT = 20
-STYLE_INTERACTIONS = 5
-STYLE_SHARE = 0.6
 REFERENTS = ("other", "self", "agent")  # who a note about someone's style is about, best first
 GLOSS = {
     "assertive": "statements of how things are",
@@ -106,13 +106,21 @@ def interaction_styles(store: Store, project: str) -> list[ProposalDraft]:
         return order, category.priority, category.name
 
     target = min(intent, key=rank)
+    thresholds = grid(store).styles if has_grid(store) else {}
     drafts = []
     for actor, counts in sorted(act_distribution(store, project=project).items()):
         total = sum(counts.values())
-        act = predominant_act(counts, share=STYLE_SHARE)
-        if total < STYLE_INTERACTIONS or act is None:
+        found = interaction_style(counts, thresholds)
+        if not found:
             continue
-        content = f"Interactions with {actor} are predominantly {act} ({GLOSS.get(act, act)})."
+        if len(found) == 1:
+            act = found[0]
+            content = f"Interactions with {actor} are predominantly {act} ({GLOSS.get(act, act)})."
+        else:
+            content = (
+                f"Interactions with {actor} are mostly {found[0]} and {found[1]} together "
+                f"({GLOSS.get(found[0], found[0])} with {GLOSS.get(found[1], found[1])})."
+            )
         known = store.memories.find(content, target.name, project=project)
         if known is not None and known.content == content:
             continue  # stated already (in whatever status)
@@ -120,24 +128,36 @@ def interaction_styles(store: Store, project: str) -> list[ProposalDraft]:
         evidence = [
             row[0]
             for row in store.db.execute(
-                """SELECT l.memory_id FROM memory_entities l
+                f"""SELECT l.memory_id FROM memory_entities l
                    JOIN entities e ON e.id = l.entity_id
                    JOIN memories m ON m.id = l.memory_id
                    JOIN memory_cells c ON c.memory_id = l.memory_id
-                   WHERE e.project = ? AND e.name = ? AND l.role = 'actor' AND c.act = ?
+                   WHERE e.project = ? AND e.name = ? AND l.role = 'actor'
+                     AND c.act IN ({", ".join("?" * len(found))})
                      AND m.status = 'active' ORDER BY l.memory_id LIMIT ?""",
-                [project, actor, act, LIMIT],
+                [project, actor, *found, LIMIT],
             ).fetchall()
         ]
+        shares = " and ".join(f"{counts[a]} {a}" for a in found)
+        rationale = (
+            f"{shares} of {actor}'s {total} interactions: "
+            "a persistent style worth knowing before the next one"
+        )
         drafts.append(
             ProposalDraft(
                 diff_type="memory_entry",
-                rationale=(
-                    f"{counts[act]} of {actor}'s {total} interactions are {act}: "
-                    "a persistent style worth knowing before the next one"
-                ),
+                rationale=rationale,
                 evidence=evidence,
                 diff={"action": "write", "category": target.name, "content": content},
+                source="detector:interaction-style",
+            )
+        )
+        drafts.append(
+            ProposalDraft(
+                diff_type="claude_md",
+                rationale=rationale,
+                evidence=evidence,
+                diff={"note": content},
                 source="detector:interaction-style",
             )
         )

@@ -50,7 +50,7 @@ def run(context: TaskContext) -> int:
     unreadable = None
     if reply is not None:
         names = {c.name for c in intent}
-        parsed = parse_tagged(reply)
+        parsed = parse_tagged(reply, store.category_names())
         for fact in parsed.facts:
             if fact.category in names:
                 proposals.append((fact.category, fact.text, [m.id for m in batch], "the model"))

@@ -135,8 +135,6 @@ def test_valid_names(store, name):
         "world:",
         ":anya",
         "world::anya",
-        "World:person:anya",
-        "world:person:Anya",
         "world:person anya",
         "world:person:*",
         "world/person/anya",
@@ -166,7 +164,7 @@ def test_type_subtype_namespace_slug(store):
     rc = store.entities.add("agent:claude-code:rc:rc-2")
     assert (rc.type, rc.subtype, rc.namespace, rc.slug) == (
         "agent",
-        "claude-code",
+        "claude-code:rc",
         "agent:claude-code:rc",
         "rc-2",
     )
@@ -180,14 +178,14 @@ def test_type_subtype_namespace_slug(store):
 @pytest.mark.parametrize(
     ("name", "given", "cell", "half_life_days", "pinned", "signal"),
     [
-        # The most specific rule (world:person:*) places it; it sets no half-life, so the
-        # cell's default applies (world:*'s 365 belongs to another rule).
-        ("world:person:anya", {}, "semantic.other", 23, False, "namespace world:person:*"),
+        # The most specific rule (world:person:*) places it; it sets no half-life, so it
+        # inherits its parent world:*'s 365 (rules inherit unless they override).
+        ("world:person:anya", {}, "semantic.other", 365, False, "namespace world:person:*"),
         # world:* sets the half-life but no cell: the rule-based classifier places the name
         # ("world project lamp": the cue "lamp" votes object; no memory-type cue: default).
         ("world:project:lamp", {}, "semantic.object", 365, False, "rules"),
         ("world:tool:drill", {}, "procedural.object", 365, False, "rules"),
-        ("world:person:anya", {"cell": "episodic.other"}, "episodic.other", 13, False, "given"),
+        ("world:person:anya", {"cell": "episodic.other"}, "episodic.other", 365, False, "given"),
         ("world:person:anya", {"half_life_days": 5}, "semantic.other", 5, False, "namespace world:person:*"),
         ("world:project:lamp", {"cell": "semantic.abstract", "half_life_days": 2.5}, "semantic.abstract", 2.5, False, "given"),
         ("agent:claude-code", {}, "semantic.agent", 22, False, "namespace agent:*"),
@@ -510,17 +508,18 @@ def test_strength_now_follows_the_clock(store, clock):
 
 
 def test_strength_now_is_the_formula(store, clock):
-    entity = store.entities.add("world:person:anya", emotional_tag="critical", base_strength=0.5)
+    entity = store.entities.add("world:place:harbour", emotional_tag="critical", base_strength=0.5)
+    assert entity.half_life_days == 365  # world:*
     clock.advance(days=40, hours=6)
     found = store.entities.get(entity.id)
     expected = strength(
         base_strength=0.5,
         days=40.25,
-        half_life_days=23,
+        half_life_days=365,
         emotional_multiplier=2.0,
     )
     assert found.strength_now(store.now()) == pytest.approx(expected, rel=1e-12)
-    assert expected == pytest.approx(0.5 * 0.5 ** (40.25 / 23) * 2.0, rel=1e-12)
+    assert expected == pytest.approx(0.5 * 0.5 ** (40.25 / 365) * 2.0, rel=1e-12)
 
 
 def test_update_changes_cell_tag_and_status(store):

@@ -129,9 +129,10 @@ def test_errors_with_fields_keep_them():
     assert (pack.source, pack.path, pack.reason) == ("ops.toml", "pack.name", "no name")
     assert str(pack) == "invalid pack ops.toml at pack.name: no name"
     unknown = errors.UnknownProposalCategory("x", ["b", "a"], where="memory_entry add")
-    assert isinstance(unknown, errors.InvalidProposal) and unknown.known == ["a", "b"]
+    # the names as given: callers pass the store's priority order, which is kept
+    assert isinstance(unknown, errors.InvalidProposal) and unknown.known == ["b", "a"]
     assert str(unknown) == (
-        "memory_entry add: unknown category 'x'; this store's categories are: a, b"
+        "memory_entry add: unknown category 'x'; this store's categories are: b, a"
     )
     observation = errors.InvalidObservation("not a date", "timestamp")
     assert (observation.reason, observation.path, str(observation)) == (

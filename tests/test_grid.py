@@ -145,7 +145,7 @@ INVALID = [
     ("cue for an unknown referent", ("grid", "cues", "referent", "robot"), ["x"], "grid.cues.referent", "'robot'"),
     ("unknown act", ("grid", "acts", "shouting"), ["!!"], "grid.acts", "'shouting'"),
     ("category cell of another pack", ("grid", "category_cells", "NOT_MINE"), "semantic.object", "grid.category_cells.NOT_MINE", "not a category of this pack"),
-    ("bad namespace pattern", ("grid", "namespaces", 0, "pattern"), "Crew:*", "grid.namespaces[0].pattern", "'Crew:*'"),
+    ("bad namespace pattern", ("grid", "namespaces", 0, "pattern"), "crew member:*", "grid.namespaces[0].pattern", "'crew member:*'"),
     ("unknown grid key", ("grid", "colour"), "blue", "grid", "'colour'"),
 ]  # fmt: skip
 

@@ -38,6 +38,7 @@ TOOLS = {
     "memory_expand",
     "memory_update",
     "memory_archive",
+    "memory_outcome",
     "memory_merge",
 }
 
@@ -191,7 +192,7 @@ def test_errors_come_back_as_tool_errors_naming_the_problem(db):
         assert unknown.is_error
         assert text_of(unknown) == (
             "memory_write: unknown category 'PEAR_NOTES'; this store's categories are: "
-            "ORCHARD_GRAFTS, ORCHARD_RULES"
+            "ORCHARD_RULES, ORCHARD_GRAFTS"  # priority order
         )
         missing = await session.call_tool("memory_get", {"id": 9999})
         assert missing.is_error

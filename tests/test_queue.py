@@ -548,7 +548,7 @@ def test_proposal_rows_are_plain_json(store):
     assert json.loads(row[0])["content"] == "Keep ladders dry." and json.loads(row[1]) == []
 
 
-def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path):
+def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path, monkeypatch):
     from plugin_sdk import resolve_pack
     from plugin_sdk.grid.cells import place
     from plugin_sdk.plugin.records import CellDecision
@@ -559,7 +559,7 @@ def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path)
         said = {
             "world:person:anya": ["directive"] * 5 + ["expressive"],
             "world:person:bob": ["directive"] * 3,  # too few to be a style
-            "world:person:carl": ["directive"] * 3 + ["expressive"] * 3,  # no act predominates
+            "world:person:carl": ["directive"] * 3 + ["expressive"] * 3,  # a pair: issue 17
         }
         ids: dict[str, list[int]] = {}
         for actor, spoken in said.items():
@@ -568,9 +568,11 @@ def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path)
                 store.entities.link(memory_id, [actor])
                 place(store, [(memory_id, CellDecision("episodic", "other", act, "test"))])
                 ids.setdefault(actor, []).append(memory_id)
+        monkeypatch.chdir(tmp_path)  # no repository: the instructions-file notes are skipped
         report = run_detectors(store)
-        [proposal] = pending(store)
-        assert report.filed == [proposal.id]
+        proposal, _carl = pending(store)
+        assert report.filed == [proposal.id, _carl.id]
+        assert [s["diff_type"] for s in report.skipped] == ["claude_md", "claude_md"]
         assert proposal.source == "detector:interaction-style"
         assert proposal.evidence == ids["world:person:anya"][:5]
         # the intent category whose usual cell is about a person (dev: the user's preferences)
@@ -580,8 +582,7 @@ def test_the_built_in_detector_proposes_a_persistent_interaction_style(tmp_path)
             "content": "Interactions with world:person:anya are predominantly directive "
             "(instructions and requests).",
         }
-        assert proposal.rationale.startswith(
-            "5 of world:person:anya's 6 interactions are directive"
-        )
+        assert proposal.rationale.startswith("5 directive of world:person:anya's 6 interactions")
         q.approve(store, proposal.id)
+        q.approve(store, _carl.id)
         assert run_detectors(store).filed == []  # stated already

@@ -156,6 +156,7 @@ def _register() -> None:
     cli.add_command(doctor_command)
     cli.add_command(criteria.criteria)
     cli.add_command(memory.memory)
+    cli.add_command(memory.outcome)
     cli.add_command(demo.demo)
     cli.add_command(plugins.plugins)
     cli.add_command(prompt.prompt)

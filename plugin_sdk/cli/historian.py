@@ -121,6 +121,10 @@ def run(
     category the store does not have are quarantined and counted. A chunk
     whose reply cannot be read is reported (its reply is kept as a
     quarantined memory) and the run goes on.
+
+    Every piece of a reply that was not written is counted and shown
+    (quarantined, or not stored at all). The command exits with status 1 when
+    a chunk lost text: some of its reply was neither written nor kept.
     """
     arguments = [*paths, *transcripts]
     if not arguments:
@@ -158,6 +162,14 @@ def run(
                 )
     run_report(files, outcome, as_json)
     _check_empty(files)
+    if outcome["lost_chunks"]:
+        where = ", ".join(f"{c['file']} chunk {c['chunk']}" for c in outcome["lost_chunks"])
+        click.echo(
+            f"historian: text lost in {len(outcome['lost_chunks'])} chunk(s) ({where}): "
+            "the model answered outside the format; see 'not stored' above",
+            err=True,
+        )
+        raise SystemExit(1)
 
 
 def _since(text: str | None) -> datetime | None:
@@ -222,12 +234,18 @@ def _run_chunks(store: Store, chunks: list[Chunk], outcome: dict[str, Any], name
         outcome["folded"] += report.folded
         outcome["quarantined"] += report.quarantined
         outcome["unknown_category"] += unknown
+        outcome["not_written"] += [
+            {"file": name, "chunk": chunk.number, **piece} for piece in report.not_written()
+        ]
+        if report.lost_text:
+            outcome["lost_chunks"].append({"file": name, "chunk": chunk.number})
         state = (
             "nothing new"
             if report.nothing_new
             else (
                 f"{len(report.written)} new, {len(report.folded)} folded, "
                 f"{len(report.quarantined)} quarantined"
+                + (f", {len(report.ignored)} not stored" if report.ignored else "")
             )
         )
         click.echo(state, err=True)
@@ -246,6 +264,8 @@ def new_outcome(model_name: str) -> dict[str, Any]:
         "quarantined": [],
         "unknown_category": 0,
         "failed_chunks": [],
+        "not_written": [],
+        "lost_chunks": [],
     }
 
 
@@ -276,6 +296,8 @@ def run_report(files: list[FileImport], outcome: dict[str, Any], as_json: bool) 
             "quarantined": outcome["quarantined"],
             "unknown_category": outcome["unknown_category"],
             "failed_chunks": outcome["failed_chunks"],
+            "not_written": outcome["not_written"],
+            "lost_chunks": outcome["lost_chunks"],
         }
         if len(files) == 1:
             report["import"] = files[0].to_dict()["import"]
@@ -296,9 +318,20 @@ def run_report(files: list[FileImport], outcome: dict[str, Any], as_json: bool) 
         f"quarantined: {len(outcome['quarantined'])} "
         f"({outcome['unknown_category']} with an unknown category)"
     )
+    lost = [piece for piece in outcome["not_written"] if not piece["kept"]]
+    click.echo(f"not stored: {len(lost)} piece(s) of reply text")
+    for piece in outcome["not_written"]:
+        where = f"{piece['file']} chunk {piece['chunk']}, reply line {piece['line']}"
+        what = f"quarantined as memory {piece['id']}" if piece["kept"] else "not stored"
+        click.echo(f"  {where}: {what} ({piece['reason']}): {_excerpt(piece['text'])}")
     if outcome["failed_chunks"]:
         numbers = ", ".join(str(f["chunk"]) for f in outcome["failed_chunks"])
         click.echo(f"unreadable replies: {len(outcome['failed_chunks'])} (chunks {numbers})")
+
+
+def _excerpt(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def dry_run_report(store: Store, files: list[FileImport], budget: int, as_json: bool) -> None:

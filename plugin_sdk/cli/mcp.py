@@ -27,7 +27,7 @@ def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: st
     """Serve the store's project to an MCP host over standard input and output.
 
     Tools: memory_write, memory_search, memory_get, memory_expand,
-    memory_update, memory_archive, memory_merge; their category enum is read
+    memory_update, memory_archive, memory_outcome, memory_merge; their category enum is read
     from the store when the server starts. Resource memsdk://inject and prompt
     'memory': the injected table of contents. Needs the mcp extra:
     pip install -e '.[mcp]' in a memsdk checkout (docs/install.md). See docs/mcp.md for a

@@ -225,6 +225,39 @@ def archive(memory_id: int, db: str | None, project: str | None) -> None:
     click.echo(f"Archived memory {memory_id}")
 
 
+@click.command(name="outcome")
+@click.argument("memory_id", type=int)
+@click.argument("verdict", type=click.Choice(["good", "bad"]))
+@click.option("--note", help="Why, for the record.")
+@store_options
+@JSON_OPTION
+def outcome(
+    memory_id: int,
+    verdict: str,
+    note: str | None,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Report that memory MEMORY_ID helped (good) or misled (bad).
+
+    Every entity the memory is linked to counts a positive or negative
+    outcome, which lengthens or shortens its effective half-life (memsdk
+    entity show shows the counts and the strength).
+    """
+    with open_store(db, project) as store:
+        moved = store.memories.outcome(memory_id, verdict == "good", source="cli", note=note)
+        names = [store.entities.get(entity_id).name for entity_id in moved]
+        good, bad = store.memories.outcomes(memory_id)
+    if as_json:
+        echo_json(
+            {"memory": memory_id, "outcome": verdict, "entities": names, "good": good, "bad": bad}
+        )
+        return
+    click.echo(f"Memory {memory_id}: {verdict} recorded ({good} good, {bad} bad so far)")
+    click.echo(f"  entities moved: {', '.join(names)}" if names else "  no linked entity to move")
+
+
 def _line(item: Memory, width: int = 100) -> str:
     text = " ".join(item.content.split())
     if len(text) > width:

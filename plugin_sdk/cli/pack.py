@@ -10,6 +10,7 @@ import click
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
 from plugin_sdk.errors import MemsdkError, PackError
 from plugin_sdk.packs.documents import Pack
+from plugin_sdk.packs.mentions import gone_in_pack
 from plugin_sdk.packs.sources import available_packs, resolve_pack
 from plugin_sdk.store.paths import default_db_path
 
@@ -82,10 +83,19 @@ def show(source: str, as_json: bool) -> None:
 
 @pack.command()
 @click.argument("sources", nargs=-1)
-def validate(sources: tuple[str, ...]) -> None:
+@click.option(
+    "--against",
+    type=click.Path(dir_okay=False, exists=True),
+    help="A store the pack would be installed in or upgrade: warn about criteria text "
+    "naming a category that no longer exists there.",
+)
+def validate(sources: tuple[str, ...], against: str | None) -> None:
     """Validate pack files or names; with none, every pack available by name.
 
     Exits 1 if any pack is invalid, naming the file and the path inside it.
+    With --against STORE, criteria text naming a category the store retired
+    (or that the installed version has and this one drops) is flagged with
+    a "warn" line; warnings do not fail the command.
     """
     failures = 0
     targets = list(sources)
@@ -104,6 +114,10 @@ def validate(sources: tuple[str, ...]) -> None:
             click.echo(f"FAIL {error}", err=True)
         else:
             click.echo(f"ok   {pack_.name} {pack_.version} ({source})")
+            if against:
+                with open_store(against, None) as store:
+                    for line in gone_in_pack(pack_, store):
+                        click.echo(f"warn {pack_.name}: {line}")
     if failures:
         raise click.ClickException(f"{failures} invalid pack(s)")
 
@@ -184,6 +198,7 @@ def _print_report(found: Pack, report: dict[str, object]) -> None:
         "folded": "memories folded into duplicates",
         "archived": "memories archived",
         "grid_kept": "grid values another pack owns (kept)",
+        "stale_mentions": "criteria that name a category no longer there (edit them)",
     }
     for key, label in labels.items():
         value = report[key]

@@ -17,6 +17,7 @@ from plugin_sdk.errors import MemsdkError
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.detect import file_draft, run_detectors
 from plugin_sdk.proposals.filing import STATUSES, Proposal, ProposalDraft, get, list_proposals
+from plugin_sdk.proposals.forge import open_pull_request, open_pull_request_commands
 from plugin_sdk.proposals.render import render, render_diff
 from plugin_sdk.proposals.target import SETTINGS_FILE, SKILLS_DIR, Target
 
@@ -173,6 +174,12 @@ def show(proposal_id: int, db: str | None, project: str | None, as_json: bool) -
     is_flag=True,
     help="If the file changed since the proposal, try a three-way merge instead of failing.",
 )
+@click.option(
+    "--open-pr",
+    is_flag=True,
+    help="Push the branch and open the pull request (gh, else glab) when the repository has "
+    "a remote and one of them is on PATH; else print the commands.",
+)
 @actor_option
 @store_options
 @JSON_OPTION
@@ -183,6 +190,7 @@ def approve(
     other_repo: bool,
     branch: str | None,
     merge: bool,
+    open_pr: bool,
     actor: str,
     db: str | None,
     project: str | None,
@@ -194,30 +202,47 @@ def approve(
     (claude_md, skill, allowlist) is committed, alone, on a new branch of the
     repository it was made against (another one only with --other-repo); its
     pull-request description is written in that repository's git directory.
-    Pushing the branch and opening the pull request are up to you. A failed
-    apply marks the proposal failed, keeps nothing, and exits 1.
+    With --open-pr the branch is pushed and the pull request opened (gh, else
+    glab) when the repository has a remote and the command is on PATH;
+    otherwise, or without --open-pr, the exact commands are printed (and with
+    --open-pr a pull request that could not be opened exits 1; the approval
+    stands). A failed apply marks the proposal failed, keeps nothing, and
+    exits 1.
     """
     target = Target(repo=repo, base=base, branch=branch, merge=merge, other_repo=other_repo)
     with open_store(db, project) as store:
         proposal = q.approve(store, proposal_id, target=target, actor=actor)
         done = q.application(store, proposal_id)
-    if as_json:
-        echo_json({"proposal": proposal.to_dict(), "application": done})
-        return
     result = done["result"] if done else {}
-    if done and done["target"] == "git":
+    pull = open_pull_request(result) if open_pr and done and done["target"] == "git" else None
+    if as_json:
+        echo_json(
+            {
+                "proposal": proposal.to_dict(),
+                "application": done,
+                **({"pull_request": pull.to_dict()} if pull else {}),
+            }
+        )
+    elif done and done["target"] == "git":
         click.echo(
             f"Applied proposal {proposal_id}: branch {result['branch']} "
             f"(commit {result['commit'][:12]}) in {result['repo']}"
         )
         click.echo(f"Pull-request description: {result['description']}")
-        click.echo(
-            f"Push it and open the pull request, e.g.: git push origin {result['branch']} && "
-            f"gh pr create --head {result['branch']} --body-file {result['description']}"
-        )
+        if pull is not None and pull.opened:
+            click.echo(f"Pushed {result['branch']} and opened the pull request: {pull.url}")
+        else:
+            if pull is not None:
+                click.echo(f"Pull request not opened: {pull.reason}. Run:", err=True)
+            commands = (pull or open_pull_request_commands(result)).commands
+            click.echo(f"Push it and open the pull request (in {result['repo']}):")
+            for command in commands:
+                click.echo(f"  {command}")
     else:
         what = "created" if result.get("created") else "updated"
         click.echo(f"Applied proposal {proposal_id}: memory {result.get('memory_id')} ({what})")
+    if pull is not None and not pull.opened:
+        click.get_current_context().exit(1)
 
 
 @queue.command()

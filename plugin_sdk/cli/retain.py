@@ -7,7 +7,7 @@ import sys
 import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
-from plugin_sdk.retain import dark_matter, observations, routing, truth
+from plugin_sdk.retain import dark_matter, observations, routing, truth, value_conflicts
 from plugin_sdk.retain.handlers import describe, registered_handlers
 from plugin_sdk.retain.job import BATCH_SIZE, retain
 
@@ -218,14 +218,28 @@ def reject(
 def triage_conflicts(
     show_all: bool, entity: str | None, db: str | None, project: str | None, as_json: bool
 ) -> None:
-    """Facts that contradict each other (both are kept)."""
+    """Facts that contradict each other, and near-duplicate memories whose values differ.
+
+    Both sides of a conflict are kept. Memory conflicts are recorded by the
+    dreamer's curate task (kind "memory" in --json).
+    """
+    status = None if show_all else "open"
     with open_store(db, project) as store:
-        found = dark_matter.conflicts(store, status=None if show_all else "open", entity=entity)
+        found = dark_matter.conflicts(store, status=status, entity=entity)
+        memory = [] if entity else value_conflicts.listing(store, status=status)
     if as_json:
-        echo_json([c.to_dict() for c in found])
+        echo_json(
+            [c.to_dict() for c in found] + [{"kind": "memory", **m.to_dict()} for m in memory]
+        )
         return
-    if not found:
+    if not found and not memory:
         click.echo("No conflicts.")
+    for m in memory:
+        click.echo(
+            f"memory conflict {m.id} [{m.status}] memories {m.memory_id} and "
+            f"{m.other_memory_id}: {', '.join(m.values) or '(none)'} vs "
+            f"{', '.join(m.other_values) or '(none)'}"
+        )
     for c in found:
         click.echo(
             f"conflict {c.id} [{c.status}] {c.entity} {c.predicate}: "

@@ -49,6 +49,38 @@ def distribution(
     return result
 
 
+STYLE_DEFAULTS: dict[str, Any] = {
+    "min_interactions": 5,
+    "dominant_share": 0.6,
+    "pair_share": 0.75,
+    "pair_min": 0.25,
+    "pairs": [["directive", "expressive"]],
+}
+
+
+def style(counts: dict[str, int], thresholds: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """A contact's persistent style: one dominant act, or a pair of acts; ``()`` if none.
+
+    ``thresholds`` are the pack's ``[grid.styles]`` (:data:`STYLE_DEFAULTS` for
+    what it leaves out): at least ``min_interactions``; one act above
+    ``dominant_share``; else the first listed pair whose acts together reach
+    ``pair_share``, each at least ``pair_min`` (the seed's "directive plus
+    expressive with one contact").
+    """
+    rules = {**STYLE_DEFAULTS, **(thresholds or {})}
+    total = sum(counts.values())
+    if total < rules["min_interactions"]:
+        return ()
+    act = predominant(counts, share=rules["dominant_share"])
+    if act is not None:
+        return (act,)
+    for first, second in rules["pairs"]:
+        a, b = counts.get(first, 0) / total, counts.get(second, 0) / total
+        if a + b >= rules["pair_share"] and min(a, b) >= rules["pair_min"]:
+            return (first, second)
+    return ()
+
+
 def predominant(counts: dict[str, int], *, share: float = 0.5) -> str | None:
     """The act holding more than ``share`` of an actor's interactions, if one does."""
     total = sum(counts.values())

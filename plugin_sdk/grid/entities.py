@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import DuplicateEntity, MemsdkError, NotFound
-from plugin_sdk.grid.policy import check_name, check_pattern, grid, matches, pattern_sql
+from plugin_sdk.grid.policy import (
+    check_name,
+    check_pattern,
+    grid,
+    matches,
+    pattern_sql,
+    type_and_subtype,
+)
 from plugin_sdk.grid.strength import days_between, strength
 from plugin_sdk.store.models import split_cell
 
@@ -126,8 +133,15 @@ class Entities:
         """Create an entity; :class:`DuplicateEntity` if the name is taken."""
         project = project or self.store.project
         check_name(name)
-        if self._find(name, project) is not None:
-            raise DuplicateEntity(f"entity {name!r} already exists in project {project!r}")
+        if (found := self._find(name, project)) is not None:
+            raise DuplicateEntity(
+                f"entity {name!r} already exists in project {project!r}"
+                + (
+                    f" (as {found.name!r}: names compare case-insensitively)"
+                    if found.name != name
+                    else ""
+                )
+            )
         if status not in STATUSES:
             raise MemsdkError(f"unknown entity status {status!r}; use one of {', '.join(STATUSES)}")
         if not base_strength > 0:
@@ -153,7 +167,7 @@ class Entities:
             )
         if pinned is None:
             pinned = bool(rule and rule.pinned)
-        segments = name.split(":")
+        kind, subtype = type_and_subtype(name)
         now = self.store.now()
         with self.store.atomic():
             cursor = self.db.execute(
@@ -164,8 +178,8 @@ class Entities:
                 [
                     project,
                     name,
-                    segments[0],
-                    segments[1] if len(segments) > 2 else None,
+                    kind,
+                    subtype,
                     memory_type,
                     referent,
                     status,
@@ -375,6 +389,9 @@ class Entities:
 
     def _find(self, name: str, project: str) -> Entity | None:
         rows = list(
-            self.db.query("SELECT * FROM entities WHERE project = ? AND name = ?", [project, name])
+            self.db.query(
+                "SELECT * FROM entities WHERE project = ? AND name = ? COLLATE NOCASE",
+                [project, name],
+            )
         )
         return _entity(rows[0]) if rows else None

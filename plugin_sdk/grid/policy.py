@@ -19,10 +19,18 @@ a namespace pattern, a relation type. A later pack that sets the same key to a
 different value does not change it; :func:`conflicts` names each such key, and
 an install reports them. Upgrading the owning pack changes the value.
 
+**Entity names** are ``:``-separated path segments, ``namespace:slug``. A
+segment keeps the case its source used (``agent:claude-code:rc:RC-2``), while
+names compare case-insensitively: ``agent:claude-code:rc:rc-2`` is the same
+entity, and patterns match either.
+
 **Namespace patterns** are ``:``-separated segments; ``*`` matches exactly one
 segment, and a trailing ``*`` matches one or more (``world:*`` matches
-``world:person:anya``). Of the rules that match a name, the most specific wins:
-the most literal segments, then the most segments, then the earliest rule.
+``world:person:anya``). Rules inherit: every rule matching a name applies,
+the most specific first (the most literal segments, then the most segments,
+then the earliest rule), and each value (cell, half-life, pinned) comes from
+the most specific rule that sets it. So ``world:person:*`` that sets only a
+cell keeps the half-life of ``world:*``; to change it, it sets its own.
 """
 
 from __future__ import annotations
@@ -35,13 +43,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import GridError, InvalidEntityName, NoGrid, PackError
+from plugin_sdk.grid.overrides import apply, overrides
 
 if TYPE_CHECKING:
     from plugin_sdk.packs.documents import Pack
     from plugin_sdk.store.connection import Store
 
 
-_SEGMENT = r"[a-z0-9][a-z0-9._-]*"
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 ENTITY_NAME = re.compile(rf"^{_SEGMENT}(:{_SEGMENT})+$")
 
 
@@ -59,7 +68,7 @@ class NamespaceRule:
     position: int
     cell: str | None = None
     half_life_days: float | None = None
-    pinned: bool = False
+    pinned: bool | None = None  # None: not set here (inherited from a parent rule)
     note: str = ""
 
     @property
@@ -88,11 +97,32 @@ class Grid:
     cues: dict[str, dict[str, list[str]]]  # axis ("memory_type", "referent") -> value -> regexes
     acts: dict[str, list[str]]
     relations: dict[str, RelationType]
+    readings: dict[str, str] = attrs.field(factory=dict)  # referent -> interior | exterior | …
+    styles: dict[str, Any] = attrs.field(factory=dict)  # the style detector's thresholds
 
     def rule_for(self, name: str) -> NamespaceRule | None:
-        """The most specific namespace rule matching an entity name, if any."""
-        matching = [rule for rule in self.namespaces if matches(rule.pattern, name)]
-        return max(matching, key=lambda rule: rule.specificity) if matching else None
+        """The rule for an entity name: the most specific match, with inherited values.
+
+        Each value the most specific matching rule leaves unset comes from the
+        next most specific rule that sets it (see the module docstring).
+        """
+        matching = sorted(
+            (rule for rule in self.namespaces if matches(rule.pattern, name)),
+            key=lambda rule: rule.specificity,
+            reverse=True,
+        )
+        if not matching:
+            return None
+
+        def first(field: str) -> Any:
+            return next((v for r in matching if (v := getattr(r, field)) is not None), None)
+
+        return attrs.evolve(
+            matching[0],
+            cell=first("cell"),
+            half_life_days=first("half_life_days"),
+            pinned=first("pinned"),
+        )
 
     def multiplier(self, cell: str, emotional_tag: str | None) -> float:
         """The emotional multiplier: the tag's value if tagged, else the cell's default."""
@@ -113,23 +143,33 @@ class Grid:
 
 
 def check_name(name: str) -> str:
-    """Validate an entity name (``namespace:slug``, lowercase path segments)."""
+    """Validate an entity name (``namespace:slug``; segments keep their case)."""
     if not ENTITY_NAME.match(name):
         raise InvalidEntityName(
             f"entity name {name!r} is not namespace:slug: two or more ':'-separated segments "
-            "of lowercase letters, digits, '.', '_' or '-' (for example world:person:anya)"
+            "of letters, digits, '.', '_' or '-' (for example world:person:anya)"
         )
     return name
 
 
-PATTERN = re.compile(r"^(\*|[a-z0-9][a-z0-9._-]*)(:(\*|[a-z0-9][a-z0-9._-]*))*$")
+def type_and_subtype(name: str) -> tuple[str, str | None]:
+    """An entity's type (the first segment) and subtype (the rest of its namespace path).
+
+    ``agent:claude-code:rc:RC-2`` is type ``agent``, subtype ``claude-code:rc``;
+    ``world:anya`` has no subtype.
+    """
+    namespace = name.split(":")[:-1]
+    return namespace[0], ":".join(namespace[1:]) or None
+
+
+PATTERN = re.compile(r"^(\*|[A-Za-z0-9][A-Za-z0-9._-]*)(:(\*|[A-Za-z0-9][A-Za-z0-9._-]*))*$")
 
 
 def check_pattern(pattern: str) -> str:
     """Validate a namespace pattern (``agent:*:relationship:*``)."""
     if not PATTERN.match(pattern):
         raise GridError(
-            f"namespace pattern {pattern!r} is not ':'-separated segments of lowercase letters, "
+            f"namespace pattern {pattern!r} is not ':'-separated segments of letters, "
             "digits, '.', '_' or '-', or '*' (for example agent:*:relationship:*)"
         )
     return pattern
@@ -146,7 +186,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     parts = ["[^:]+" if s == "*" else re.escape(s) for s in segments]
     if segments[-1] == "*":
         parts[-1] = "[^:]+(?::[^:]+)*"
-    return re.compile("^" + ":".join(parts) + "$")
+    return re.compile("^" + ":".join(parts) + "$", re.IGNORECASE)
 
 
 def pattern_sql(pattern: str) -> tuple[str, list[Any]]:
@@ -160,13 +200,16 @@ def pattern_sql(pattern: str) -> tuple[str, list[Any]]:
         return "1", []
     literal = ":".join(prefix)
     if len(prefix) == len(pattern.split(":")):
-        return "name = ?", [literal]
-    return "substr(name, 1, ?) = ?", [len(literal) + 1, literal + ":"]
+        return "name = ? COLLATE NOCASE", [literal]
+    return "substr(name, 1, ?) = ? COLLATE NOCASE", [len(literal) + 1, literal + ":"]
 
 
 def grid(store: Store) -> Grid:
-    """The store's effective grid, from its installed packs (:class:`NoGrid` if none has one)."""
-    return store.packs.derived("grid", merge)
+    """The store's effective grid: its packs', then its overrides (:class:`NoGrid` if no grid).
+
+    Overrides (``overrides.py``) win over every pack until they are cleared.
+    """
+    return apply(store.packs.derived("grid", merge), overrides(store))
 
 
 def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: bool = True) -> Grid:
@@ -183,6 +226,8 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
     cues: dict[str, dict[str, list[str]]] = {"memory_type": {}, "referent": {}}
     acts: dict[str, list[str]] = {}
     relations: dict[str, RelationType] = {}
+    readings: dict[str, str] = {}
+    styles: dict[str, Any] = {}
     for pack, document in documents:
         section = document.get("grid")
         if section:
@@ -199,6 +244,10 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
                     )
             for tag, value in section["emotions"].items():
                 emotions.setdefault(tag, float(value))
+            for referent, reading in section.get("readings", {}).items():
+                readings.setdefault(referent, reading)
+            for key, value in section.get("styles", {}).items():
+                styles.setdefault(key, value)
             for rule in section.get("namespaces", []):
                 rules.setdefault(
                     rule["pattern"],
@@ -208,7 +257,7 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
                         position=len(rules),
                         cell=rule.get("cell"),
                         half_life_days=rule.get("half_life_days"),
-                        pinned=bool(rule.get("pinned", False)),
+                        pinned=rule.get("pinned"),
                         note=rule.get("note", ""),
                     ),
                 )
@@ -239,6 +288,8 @@ def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: b
         cues=cues,
         acts=acts,
         relations=relations,
+        readings=readings,
+        styles=styles,
     )
 
 
@@ -284,7 +335,7 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
                 have_rule.cell,
                 have_rule.half_life_days,
                 have_rule.pinned,
-            ) != (rule.get("cell"), rule.get("half_life_days"), bool(rule.get("pinned", False))):
+            ) != (rule.get("cell"), rule.get("half_life_days"), rule.get("pinned")):
                 found.append(
                     f"grid.namespaces {rule['pattern']!r} (kept from pack {have_rule.pack})"
                 )

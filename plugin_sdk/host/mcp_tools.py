@@ -4,10 +4,11 @@ Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
 these tools over MCP, and tests and docs read them directly.
 
 - :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
-  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_merge``,
+  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
+  ``memory_merge``,
   with schemas built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
-  category's definition. The store stays the authority: a category added
+  category's definition and the packs' ``[prompts] tool`` fragments. The store stays the authority: a category added
   while the server runs is accepted, one retired is refused. Every integer
   has a minimum and a maximum (at most :data:`MAX_INTEGER`).
 - :func:`call_tool`: runs one call. Errors are outcomes, never exceptions:
@@ -26,6 +27,7 @@ import attrs
 import jsonschema
 
 from plugin_sdk.errors import MemsdkError, NotFound, ToolError
+from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.stages.inject import expand, indent_lines, inject
 from plugin_sdk.store.models import Memory
 
@@ -94,7 +96,8 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             "memory_write",
             "Remember one durable fact or directive, filed under exactly one category. "
             "A repeat of a known memory is folded into it (its id is returned).\n"
-            f"Categories, in priority order:\n{listing}",
+            f"Categories, in priority order:\n{listing}"
+            + "".join(f"\n{fragment.rstrip()}" for fragment in tool_fragments(store)),
             _object(
                 {
                     "content": {
@@ -164,6 +167,20 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             "Archive a memory that is no longer true: kept, but no longer searched or injected.",
             _object({"id": memory_id}, ["id"]),
             _archive,
+        ),
+        ToolSpec(
+            "memory_outcome",
+            "Report that a memory you used helped (good) or misled you (bad); it strengthens "
+            "or weakens what the memory is about.",
+            _object(
+                {
+                    "id": memory_id,
+                    "outcome": {"type": "string", "enum": ["good", "bad"]},
+                    "note": {"type": "string"},
+                },
+                ["id", "outcome"],
+            ),
+            _outcome,
         ),
         ToolSpec(
             "memory_merge",
@@ -320,6 +337,14 @@ def _merge(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     memory = store.memories.merge(args["source_ids"], args["into"])
     sources = ", ".join(f"[{i}]" for i in dict.fromkeys(args["source_ids"]))
     return f"Merged {sources} into memory {memory.id}.\n{_line(memory)}", _record(memory)
+
+
+def _outcome(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    _own(store, args["id"])
+    good = args["outcome"] == "good"
+    moved = store.memories.outcome(args["id"], good, source=SOURCE, note=args.get("note"))
+    data = {"id": args["id"], "outcome": args["outcome"], "entities": moved}
+    return f"Recorded a {args['outcome']} outcome for memory {args['id']}.", data
 
 
 def _first_sentence(text: str) -> str:

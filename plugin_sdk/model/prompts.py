@@ -207,6 +207,11 @@ def _category_block(category: Category) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tool_fragments(store: Store) -> list[str]:
+    """The installed packs' ``[prompts] tool`` fragments, for every memory-tool description."""
+    return _fragments(store, "tool")
+
+
 def _fragments(store: Store, stage: str) -> list[str]:
     """Each installed pack's fragments for a stage (``dreamer`` applies to both dreamer prompts)."""
     keys = ("dreamer", stage) if stage in ("curate", "retrospective") else (stage,)

@@ -26,6 +26,7 @@ import attrs
 
 from plugin_sdk.errors import MigrationRequired, NotFound, PackConflict
 from plugin_sdk.packs.documents import CategorySpec, Pack
+from plugin_sdk.packs.mentions import stale_in_store
 from plugin_sdk.packs.sections import kept_keys
 from plugin_sdk.store.models import CRITERIA_FIELDS
 
@@ -63,6 +64,7 @@ class UpgradeReport:
     changed: list[str] = attrs.field(factory=list)  # "CATEGORY.field" whose default changed
     overrides_kept: list[str] = attrs.field(factory=list)
     grid_kept: list[str] = attrs.field(factory=list)  # grid/graph keys another pack owns
+    stale_mentions: list[str] = attrs.field(factory=list)  # criteria naming retired categories
     moved: int = 0
     folded: int = 0
     archived: int = 0
@@ -150,7 +152,7 @@ class Packs:
             pack.name,
             None,
             pack.version,
-            added=sorted(pack.categories),
+            added=by_priority(pack),
             grid_kept=self._grid_kept(pack),
         )
 
@@ -170,8 +172,8 @@ class Packs:
                 "SELECT * FROM categories WHERE pack = ? AND status = 'active'", [pack.name]
             )
         }
-        removed = sorted(set(old) - set(pack.categories))
-        added = sorted(set(pack.categories) - set(old))
+        removed = sorted(set(old) - set(pack.categories), key=lambda n: (old[n]["priority"], n))
+        added = [name for name in by_priority(pack) if name not in old]
         plan = _check_mapping(pack, installed.version, removed, added, mapping)
         self._refuse_clashes(pack, added)
         report = UpgradeReport(
@@ -207,6 +209,7 @@ class Packs:
                     )
                     report.moved += moved
                     report.folded += folded
+            report.stale_mentions = stale_in_store(self.store)
         return report
 
     def _grid_kept(self, pack: Pack) -> list[str]:
@@ -407,6 +410,14 @@ class Packs:
             report.overrides_kept.append(f"{new}.{row['field']}")
 
 
+def by_priority(pack: Pack) -> list[str]:
+    """The pack's category names in priority order (then name), as every list shows them."""
+    return [
+        spec.name
+        for spec in sorted(pack.categories.values(), key=lambda spec: (spec.priority, spec.name))
+    ]
+
+
 def _check_mapping(
     pack: Pack,
     installed_version: str,
@@ -449,7 +460,7 @@ def _check_mapping(
         if target is not None and target not in pack.categories:
             raise MigrationRequired(
                 f"mapping {name} -> {target}: {target!r} is not a category of {pack.name} "
-                f"{pack.version} ({', '.join(sorted(pack.categories))}); nothing was changed"
+                f"{pack.version} ({', '.join(by_priority(pack))}); nothing was changed"
             )
     return {name: mapping[name] for name in removed}
 

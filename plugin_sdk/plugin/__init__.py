@@ -36,6 +36,9 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.grid.acts import (
         predominant as predominant_act,
     )
+    from plugin_sdk.grid.acts import (
+        style as interaction_style,
+    )
     from plugin_sdk.grid.cells import (
         rule_cell,
     )
@@ -86,6 +89,8 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         ProposalDraft,
     )
     from plugin_sdk.stages.classify import (
+        header_of,
+        inherit_from_header,
         rule_classification,
     )
     from plugin_sdk.stages.dreamer import (
@@ -151,8 +156,11 @@ _EXPORTS = {
     "make_plugin_manager": "plugin_sdk.plugin.manager",
     "parse_tagged": "plugin_sdk.model.tagged",
     "predominant_act": "plugin_sdk.grid.acts:predominant",
+    "interaction_style": "plugin_sdk.grid.acts:style",
     "rule_cell": "plugin_sdk.grid.cells",
     "rule_classification": "plugin_sdk.stages.classify",
+    "header_of": "plugin_sdk.stages.classify",
+    "inherit_from_header": "plugin_sdk.stages.classify",
     "split_cell": "plugin_sdk.store.models",
 }
 
@@ -190,10 +198,13 @@ __all__ = [
     "dreamer_retrospective",
     "grid",
     "has_grid",
+    "header_of",
     "historian_system",
     "hookimpl",
     "hookspec",
     "indent_lines",
+    "inherit_from_header",
+    "interaction_style",
     "make_plugin_manager",
     "parse_tagged",
     "predominant_act",

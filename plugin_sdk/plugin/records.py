@@ -34,6 +34,7 @@ class Fact:
     category: str
     text: str
     line: int  # 1-based line of the reply where the fact starts
+    under: int | None = None  # the header (a composite head shown to the model) it belongs under
 
 
 @attrs.frozen

@@ -53,7 +53,10 @@ def check_proposal(store: Store, diff_type: str, diff: Any, evidence: Any = ()) 
     category = diff.get("category") if diff_type == "memory_entry" else None
     if category is not None and category not in store.category_names():
         raise UnknownProposalCategory(
-            category, store.category_names(), where=f"memory_entry {diff['action']}: 'category'"
+            category,
+            store.category_names(),
+            where=f"memory_entry {diff['action']}: 'category'",
+            renamed_to=store.renamed_to(category),
         )
     if not isinstance(evidence, (list, tuple)) or not all(_is_int(i) for i in evidence):
         raise InvalidProposal(f"'evidence' must be a list of memory ids; got {evidence!r}")

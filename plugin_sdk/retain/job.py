@@ -290,7 +290,8 @@ class RetainJob:
 
     def _find(self, name: str) -> Entity | None:
         cursor = self.store.db.conn.execute(
-            "SELECT * FROM entities WHERE project = ? AND name = ?", [self.project, name]
+            "SELECT * FROM entities WHERE project = ? AND name = ? COLLATE NOCASE",
+            [self.project, name],
         )
         row = cursor.fetchone()
         if row is None:

@@ -169,8 +169,7 @@ def store_problem(store: Store, observation: Observation) -> str | None:
     """Why the store cannot take a (schema-valid) observation, or ``None``."""
     categories = store.category_names()
     if observation.category not in categories:
-        listing = ", ".join(sorted(categories)) or "none: install a pack first"
-        return f"unknown category {observation.category!r}; this store's categories are: {listing}"
+        return str(store.unknown_category(observation.category))
     policy = grid(store)
     if observation.sentiment not in policy.emotions:
         return (

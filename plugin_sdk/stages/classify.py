@@ -19,7 +19,15 @@ from category names:
   ``_ . : / =``), at most ``+8``;
 - ``+4·log2(seen_count)``, at most ``+10`` (said again and again);
 - ``-5`` for a text under six words;
+- the category's **criteria text**: ``+5`` when the memory reads like one of
+  its positive examples (word overlap of at least :data:`LIKE`), ``-10`` when
+  it reads more like a negative example or an exclusion (a borderline fit);
 - clamped to 1..100.
+
+**Composite membership.** A detail inherits its header's scope and
+shareable: a memory that is a member of a sequence or theme composite takes
+them from the composite's head (:func:`header_of`), on the rule path and the
+model path alike.
 
 **Ties.** With 100 levels and thousands of memories, ties are unavoidable (in
 a store scored by one default, hundreds of memories can share the value 50,
@@ -48,10 +56,12 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 _SPECIFIC = re.compile(r"\S*(?:\d|[_/=:]|\w\.\w)\S*")
+_WORD = re.compile(r"\w{3,}", re.UNICODE)
 BATCH = 200
+LIKE = 0.3  # word overlap (Jaccard) at which a memory reads like a criteria example
 
 
-def rule_importance(memory: Memory, rank: int, count: int, kind: str) -> int:
+def rule_importance(memory: Memory, rank: int, count: int, kind: str, criteria_fit: int = 0) -> int:
     """The rule-based importance of a memory (see the module docstring)."""
     base = 70 if count <= 1 else 70 - round(30 * rank / (count - 1))
     score = base + (10 if kind == "intent" else 0)
@@ -59,15 +69,66 @@ def rule_importance(memory: Memory, rank: int, count: int, kind: str) -> int:
     score += min(10, round(4 * math.log2(max(1, memory.seen_count))))
     if len(memory.content.split()) < 6:
         score -= 5
+    score += criteria_fit
     return max(1, min(100, score))
 
 
+def criteria_fit(store: Store, memory: Memory) -> int:
+    """+5, 0 or -10: how the memory reads against its category's examples and exclusions."""
+    if memory.category not in store.category_names():
+        return 0
+    category = store.category(memory.category)
+    words = _words(memory.content)
+
+    def best(field: str) -> float:
+        values = category.value(field) if field in category.criteria else []
+        return max((_overlap(words, _words(v)) for v in values or []), default=0.0)
+
+    positive = best("positive_examples")
+    negative = max(best("negative_examples"), best("exclusions"))
+    if negative >= LIKE and negative > positive:
+        return -10
+    return 5 if positive >= LIKE else 0
+
+
+def header_of(store: Store, memory: Memory) -> Memory | None:
+    """The head of the first sequence (else theme) composite the memory is a detail of."""
+    groups = [c for c in store.composites.by_member(memory.id) if c.type in ("sequence", "theme")]
+    for group in sorted(groups, key=lambda c: (c.type != "sequence", c.id)):
+        head = store.memories.get(group.head)
+        if head.status == "active":
+            return head
+    return None
+
+
+def inherit_from_header(store: Store, memory: Memory, decision: Classification) -> Classification:
+    """A detail takes its header's scope and shareable (see the module docstring)."""
+    header = header_of(store, memory)
+    if header is None:
+        return decision
+    return attrs.evolve(
+        decision,
+        scope=header.scope,
+        shareable=header.shareable,
+        signal=f"{decision.signal}; scope from header {header.id}",
+    )
+
+
 def rule_classification(store: Store, memory: Memory) -> Classification:
-    """Importance by :func:`rule_importance`; scope and shareable kept as they are."""
+    """Importance by :func:`rule_importance` with the criteria text; scope from a header."""
     names = store.category_names()
     rank = names.index(memory.category) if memory.category in names else len(names) - 1
-    importance = rule_importance(memory, rank, len(names), memory.kind)
-    return Classification(importance, memory.scope, memory.shareable, "rules")
+    importance = rule_importance(memory, rank, len(names), memory.kind, criteria_fit(store, memory))
+    decision = Classification(importance, memory.scope, memory.shareable, "rules")
+    return inherit_from_header(store, memory, decision)
+
+
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in _WORD.findall(text)}
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 IMPORTANCE_ORDER = ORDERS["importance"]

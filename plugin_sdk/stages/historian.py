@@ -3,19 +3,27 @@
 ``run_historian(store, messages)``:
 
 1. builds a bounded view of what the store already knows about the chunk
-   (full-text hits for the chunk's salient words, capped by a token budget;
-   never the whole pool);
+   (full-text hits for the chunk's salient words, then the headers of the
+   groups those hits belong to, capped by a token budget; never the whole
+   pool), so the model sees the composites a new fact may belong under;
 2. asks the ``historian_prompt`` hook for the prompt (the built-in assembles it
    from the store's criteria);
 3. asks the host's model (``model_complete``);
 4. parses the reply (``historian_parse``; the built-in reads the tagged format
    of ``model/tagged.py``);
 5. admits each fact (``historian_admit``): written through deduplication, or
-   quarantined with a reason. In one transaction.
+   quarantined with a reason. A fact the model filed under a header of the
+   view (``<facts … under="ID">``) joins that header's group (its sequence,
+   else its theme), at the end. In one transaction.
 
-Nothing is dropped silently. A fact tagged with a category the store does not
-know is quarantined with its raw text and appears in the report. A broken block
-is quarantined whole. Prose outside any block is reported, not stored. A reply
+Nothing is dropped silently. The parser reads the shapes models drift to
+(tag-named blocks, fenced and headed lists, JSON; see ``model/tagged.py``). A
+fact tagged with a category the store does not know is quarantined with its raw
+text and appears in the report. A broken block is quarantined whole. Prose
+outside any block is not stored: it is the report's ``ignored`` list, text the
+chunk *lost*, which :meth:`HistorianReport.not_written` shows with the
+quarantined pieces and the command line counts (``historian run`` exits
+non-zero when a chunk lost text). A reply
 with no block and no ``<no-facts/>`` raises :class:`HistorianReplyError`, after
 the raw reply has been kept as a quarantined row whose id the error names.
 """
@@ -30,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
+from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
 
@@ -50,10 +59,29 @@ class HistorianReport:
     quarantined: list[dict[str, Any]] = attrs.field(factory=list)
     ignored: list[Malformed] = attrs.field(factory=list)
     view: list[int] = attrs.field(factory=list)
+    placed: list[dict[str, int]] = attrs.field(factory=list)  # {"id", "under", "composite"}
     nothing_new: bool = False
 
+    @property
+    def lost_text(self) -> bool:
+        """Whether some text of the reply was neither written nor quarantined."""
+        return bool(self.ignored)
+
+    def not_written(self) -> list[dict[str, Any]]:
+        """Every piece of the reply that did not become an active memory, in reply order."""
+        pieces = [{**entry, "kept": True} for entry in self.quarantined]
+        pieces += [
+            {"id": None, "category": "", "reason": p.reason, "line": p.line, "text": p.text}
+            | {"kept": False}
+            for p in self.ignored
+        ]
+        return sorted(pieces, key=lambda piece: piece["line"])
+
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        data = attrs.asdict(self)
+        data["not_written"] = self.not_written()
+        data["lost_text"] = self.lost_text
+        return data
 
 
 def run_historian(
@@ -79,7 +107,7 @@ def run_historian(
     if (
         not parsed.facts
         and not parsed.empty
-        and not any(m.reason != "text outside any <facts> block" for m in parsed.malformed)
+        and not any(m.reason != OUTSIDE for m in parsed.malformed)
     ):
         if reply.strip():
             kept = store.memories.quarantine(
@@ -106,6 +134,8 @@ def run_historian(
                     importance=admission.importance,
                 )
                 (report.written if result.created else report.folded).append(result.id)
+                if fact.under is not None:
+                    _place(store, report, result.id, fact.under, view)
             else:
                 kept = store.memories.quarantine(
                     fact.text,
@@ -120,19 +150,41 @@ def run_historian(
                         "category": fact.category,
                         "reason": admission.reason,
                         "line": fact.line,
+                        "text": fact.text,
                     }
                 )
         for piece in parsed.malformed:
-            if piece.reason == "text outside any <facts> block":
+            if piece.reason == OUTSIDE:
                 report.ignored.append(piece)
                 continue
             kept = store.memories.quarantine(
                 piece.text, "", reason=piece.reason, project=project, source=source
             )
             report.quarantined.append(
-                {"id": kept.id, "category": "", "reason": piece.reason, "line": piece.line}
+                {
+                    "id": kept.id,
+                    "category": "",
+                    "reason": piece.reason,
+                    "line": piece.line,
+                    "text": piece.text,
+                }
             )
     return report
+
+
+def _place(
+    store: Store, report: HistorianReport, memory_id: int, head: int, view: list[Memory]
+) -> None:
+    """Add a written fact to the group of a header the model was shown (else leave it alone)."""
+    if head == memory_id or head not in {m.id for m in view}:
+        return
+    groups = [c for c in store.composites.by_head(head) if c.type in ("sequence", "theme")]
+    if not groups:
+        return
+    group = min(groups, key=lambda c: (c.type != "sequence", c.id))
+    if memory_id not in group.members:
+        store.composites.add(group.id, memory_id)
+    report.placed.append({"id": memory_id, "under": head, "composite": group.id})
 
 
 def bounded_view(
@@ -143,7 +195,11 @@ def bounded_view(
     budget: int = VIEW_BUDGET_TOKENS,
     limit: int = VIEW_LIMIT,
 ) -> list[Memory]:
-    """Existing memories relevant to a chunk: search hits, at most ``budget`` tokens."""
+    """Existing memories relevant to a chunk: search hits and their groups' headers.
+
+    At most ``budget`` tokens and ``limit`` memories: the hits first, then the
+    heads of the sequence and theme composites the hits are members of.
+    """
     words = Counter(
         word.lower() for message in messages for word in _WORD.findall(message["content"])
     )
@@ -152,7 +208,8 @@ def bounded_view(
     terms = [word for word, _ in words.most_common(24)]
     query = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
     hits = store.memories.search(query, project=project, limit=limit * 2, raw=True)
-    view, used = [], 0
+    view: list[Memory] = []
+    used = 0
     for hit in hits:
         cost = hit.memory.token_count or 0
         if used + cost > budget:
@@ -161,6 +218,18 @@ def bounded_view(
         used += cost
         if len(view) == limit:
             break
+    shown = {m.id for m in view}
+    for memory in list(view):
+        for group in store.composites.by_member(memory.id):
+            if group.type not in ("sequence", "theme") or group.head in shown:
+                continue
+            head = store.memories.get(group.head)
+            cost = head.token_count or 0
+            if head.status != "active" or used + cost > budget or len(view) >= limit + 4:
+                continue
+            view.append(head)
+            shown.add(head.id)
+            used += cost
     return view
 
 

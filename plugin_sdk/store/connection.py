@@ -258,7 +258,30 @@ class Store:
         for category in self.categories():
             if category.name == name:
                 return category
-        raise UnknownCategory(name, self.category_names(), where=where)
+        raise self.unknown_category(name, where=where)
+
+    def renamed_to(self, name: str) -> str | None:
+        """The active category a retired category was renamed to (following renames), if any."""
+        seen = {name}
+        current = name
+        while True:
+            row = self.db.execute(
+                "SELECT status, renamed_to FROM categories WHERE name = ?", [current]
+            ).fetchone()
+            if row is None:
+                return None
+            if row[0] == "active":
+                return current if current != name else None
+            if not row[1] or row[1] in seen:
+                return None
+            seen.add(row[1])
+            current = row[1]
+
+    def unknown_category(self, name: str, *, where: str = "") -> UnknownCategory:
+        """The error for a category the store does not have: its categories, any rename."""
+        return UnknownCategory(
+            name, self.category_names(), where=where, renamed_to=self.renamed_to(name)
+        )
 
 
 def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:

@@ -124,7 +124,10 @@ class Memories:
                     ) from error
                 except UnknownCategory as error:
                     raise UnknownCategory(
-                        error.category, error.known, where=f"item {position}"
+                        error.category,
+                        error.known,
+                        where=f"item {position}",
+                        renamed_to=error.renamed_to,
                     ) from error
                 except InvalidMemory as error:
                     raise InvalidMemory(f"item {position}: {error}") from error
@@ -195,7 +198,7 @@ class Memories:
         source: str,
     ) -> WriteResult:
         if category not in kinds:
-            raise UnknownCategory(category, kinds)
+            raise self.store.unknown_category(category)
         text = _check_content(content)
         _check_importance(importance)
         now = self.store.now()
@@ -224,7 +227,7 @@ class Memories:
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
 
     def _active_kinds(self) -> dict[str, str]:
-        sql = "SELECT name, kind FROM categories WHERE status = 'active'"
+        sql = "SELECT name, kind FROM categories WHERE status = 'active' ORDER BY priority, name"
         return {row["name"]: row["kind"] for row in self.db.query(sql)}
 
     # Reading
@@ -525,7 +528,7 @@ class Memories:
         if category is not None:
             kinds = self._active_kinds()
             if category not in kinds:
-                raise UnknownCategory(category, kinds, where=f"memory {memory_id}")
+                raise self.store.unknown_category(category, where=f"memory {memory_id}")
             changes["kind"] = kinds[category]
             if current.status == "quarantined":
                 changes["status"] = "active"
@@ -647,6 +650,11 @@ class Memories:
     def record_retrievals(self, memory_ids: Iterable[int]) -> bool:
         """Count one retrieval for each memory actually shown to a model.
 
+        A memory shown is also a retrieval of every entity it is linked to
+        (``memory_entities``): the entity's retrieval boost grows, its decay
+        clock does not restart (see ``grid/strength.py``). Inject, its delta,
+        expand and recall all count through here.
+
         A short write after the read (see :meth:`Store.record`): skipped and
         logged, never raised, when the store is busy or read-only. Returns
         whether it was written.
@@ -655,14 +663,65 @@ class Memories:
         if not ids:
             return True
         now = self.store.now()
-        return self.store.record(
-            lambda: self.db.conn.executemany(
+
+        def write() -> None:
+            self.db.conn.executemany(
                 """UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = ?
                    WHERE id = ?""",
                 [(now, memory_id) for memory_id in ids],
-            ),
-            what="retrievals",
-        )
+            )
+            self.db.conn.executemany(
+                """UPDATE entities SET retrieval_count = retrieval_count + 1,
+                       last_retrieved_at = :now, updated_at = :now
+                   WHERE id IN (SELECT DISTINCT entity_id FROM memory_entities
+                                WHERE memory_id = :memory)""",
+                [{"now": now, "memory": memory_id} for memory_id in ids],
+            )
+
+        return self.store.record(write, what="retrievals")
+
+    def outcome(
+        self, memory_id: int, good: bool, *, source: str = "user", note: str | None = None
+    ) -> builtins.list[int]:
+        """Report that a memory helped (``good``) or misled; the ids of the entities it moved.
+
+        The report is recorded (``memory_outcomes``) and counts as a positive
+        or negative outcome of every entity the memory is linked to, which
+        moves their reward factor: a longer or shorter effective half-life.
+        """
+        memory = self.get(memory_id)
+        if memory.project != self.store.project:  # a write: only from the memory's own project
+            raise NotFound(f"no memory with id {memory_id} in project {self.store.project!r}")
+        column = "positive_outcomes" if good else "negative_outcomes"
+        now = self.store.now()
+        with self.store.atomic():
+            self.db.execute(
+                """INSERT INTO memory_outcomes (project, memory_id, good, source, note, at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                [memory.project, memory.id, int(good), source, note, now],
+            )
+            entities = [
+                row[0]
+                for row in self.db.execute(
+                    "SELECT DISTINCT entity_id FROM memory_entities WHERE memory_id = ? "
+                    "ORDER BY entity_id",
+                    [memory.id],
+                )
+            ]
+            self.db.conn.executemany(
+                f"UPDATE entities SET {column} = {column} + 1, updated_at = ? WHERE id = ?",
+                [(now, entity_id) for entity_id in entities],
+            )
+        return entities
+
+    def outcomes(self, memory_id: int) -> tuple[int, int]:
+        """How many good and bad outcomes were reported for a memory."""
+        row = self.db.execute(
+            "SELECT coalesce(sum(good), 0), coalesce(sum(1 - good), 0) FROM memory_outcomes "
+            "WHERE memory_id = ?",
+            [memory_id],
+        ).fetchone()
+        return int(row[0]), int(row[1])
 
     def archive(self, memory_id: int) -> Memory:
         """Archive a memory: kept, but no longer searched or injected by default.

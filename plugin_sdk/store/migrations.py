@@ -583,3 +583,72 @@ def m014_transcript_ledger(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m012_design_mechanisms(db: Database) -> None:
+    db.executescript(
+        """
+        -- Near-duplicate memories whose values differ (numbers, versions, hosts,
+        -- dates): curate keeps both and records the conflict for a person, the
+        -- way the Retain Job records contradicting facts.
+        CREATE TABLE memory_conflicts (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            memory_id INTEGER NOT NULL REFERENCES memories(id),
+            other_memory_id INTEGER NOT NULL REFERENCES memories(id),
+            pair TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            source TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved', 'dismissed')),
+            resolution TEXT,
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX memory_conflicts_project ON memory_conflicts (project, status);
+        CREATE UNIQUE INDEX memory_conflicts_open_once
+            ON memory_conflicts (memory_id, other_memory_id) WHERE status = 'open';
+
+        -- Reports that a memory helped or misled (memsdk outcome ID good|bad).
+        CREATE TABLE memory_outcomes (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            memory_id INTEGER NOT NULL REFERENCES memories(id),
+            good INTEGER NOT NULL CHECK (good IN (0, 1)),
+            source TEXT NOT NULL,
+            note TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX memory_outcomes_memory ON memory_outcomes (memory_id, id);
+
+        -- Per-store overrides of grid values (a cell's half-life or emotional
+        -- multiplier, an emotion, a relation type's sigma): they win over the
+        -- packs until cleared, like criteria overrides.
+        CREATE TABLE grid_overrides (
+            key TEXT PRIMARY KEY,
+            value REAL NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE grid_history (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            old_value REAL,
+            new_value REAL,
+            note TEXT,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX grid_history_key ON grid_history (key, id);
+
+        -- Entity names keep their case and compare case-insensitively.
+        CREATE UNIQUE INDEX entities_name_nocase ON entities (project, name COLLATE NOCASE);
+        """
+    )
+    # The subtype is the whole namespace path after the type (agent:claude-code:rc:X
+    # is type agent, subtype claude-code:rc), no longer only the second segment.
+    rows = db.execute("SELECT id, name FROM entities WHERE name LIKE '%:%:%:%'").fetchall()
+    for entity_id, name in rows:
+        db.execute(
+            "UPDATE entities SET subtype = ? WHERE id = ?",
+            [":".join(name.split(":")[1:-1]), entity_id],
+        )
