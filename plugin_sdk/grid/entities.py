@@ -29,6 +29,7 @@ import attrs
 from plugin_sdk.errors import DuplicateEntity, MemsdkError, NotFound
 from plugin_sdk.grid.policy import check_name, check_pattern, grid, matches, pattern_sql
 from plugin_sdk.grid.strength import days_between, strength
+from plugin_sdk.store.limits import check_id
 from plugin_sdk.store.models import split_cell
 
 if TYPE_CHECKING:
@@ -190,17 +191,16 @@ class Entities:
     def get(self, key: int | str, *, project: str | None = None) -> Entity:
         """An entity by id or name; :class:`NotFound` names close matches.
 
-        A name is looked up in ``project`` (default: the store's). An id is
-        unique in the store; with ``project`` given, an id of another project
-        is not found either.
+        A name or an id is looked up in ``project`` (default: the store's):
+        an id of another project's entity is not found (projects are walls).
         """
-        if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
-            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [int(key)]))
-            if rows and (project is None or rows[0]["project"] == project):
-                return _entity(rows[0])
-            where = f" in project {project!r}" if project else ""
-            raise NotFound(f"no entity with id {key}{where}")
         project = project or self.store.project
+        if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
+            entity_id = check_id(int(key), "entity")
+            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [entity_id]))
+            if rows and rows[0]["project"] == project:
+                return _entity(rows[0])
+            raise NotFound(f"no entity with id {key} in project {project!r}")
         found = self._find(key, project)
         if found is None:
             raise NotFound(
@@ -259,10 +259,10 @@ class Entities:
     def link(
         self, memory_id: int, names: Iterable[str], *, role: str = "actor"
     ) -> builtins.list[Entity]:
-        """Link a memory to entities (created with their defaults if new)."""
+        """Link a memory of the store's project to entities (created with their defaults if new)."""
         if role not in ROLES:
             raise MemsdkError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
-        memory = self.store.memories.get(memory_id)
+        memory = self.store.memories.own(memory_id, doing="link")
         with self.store.atomic():
             linked = [self.ensure(name, project=memory.project) for name in names]
             self.db.conn.executemany(
@@ -272,7 +272,8 @@ class Entities:
         return linked
 
     def of_memory(self, memory_id: int) -> builtins.list[tuple[str, Entity]]:
-        """(role, entity) pairs a memory links to."""
+        """(role, entity) pairs a memory (one the store's project may read) links to."""
+        self.store.memories.get(memory_id)
         rows = self.db.query(
             """SELECT l.role, e.* FROM memory_entities l JOIN entities e ON e.id = l.entity_id
                WHERE l.memory_id = ? ORDER BY l.role, e.name""",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
+from plugin_sdk.errors import ForgottenText, HistorianReplyError, InvalidTranscript, NoModel
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
 
@@ -49,6 +49,8 @@ class HistorianReport:
     folded: list[int] = attrs.field(factory=list)
     quarantined: list[dict[str, Any]] = attrs.field(factory=list)
     ignored: list[Malformed] = attrs.field(factory=list)
+    #: facts refused because their text was forgotten (``memsdk forget``)
+    refused: list[dict[str, Any]] = attrs.field(factory=list)
     view: list[int] = attrs.field(factory=list)
     nothing_new: bool = False
 
@@ -96,43 +98,62 @@ def run_historian(
         raise HistorianReplyError("the model's reply is empty")
     with store.atomic():
         for fact in parsed.facts:
-            admission = hooks.historian_admit(store=store, fact=fact)
-            if admission.action == "write":
-                result = store.memories.write(
-                    fact.text,
-                    fact.category,
-                    project=project,
-                    source=source,
-                    importance=admission.importance,
-                )
-                (report.written if result.created else report.folded).append(result.id)
-            else:
-                kept = store.memories.quarantine(
-                    fact.text,
-                    fact.category,
-                    reason=admission.reason,
-                    project=project,
-                    source=source,
-                )
-                report.quarantined.append(
-                    {
-                        "id": kept.id,
-                        "category": fact.category,
-                        "reason": admission.reason,
-                        "line": fact.line,
-                    }
+            try:
+                _keep_fact(store, report, fact, project, source)
+            except ForgottenText as error:
+                report.refused.append(
+                    {"category": fact.category, "line": fact.line, "forgotten": error.memory_id}
                 )
         for piece in parsed.malformed:
             if piece.reason == "text outside any <facts> block":
                 report.ignored.append(piece)
                 continue
-            kept = store.memories.quarantine(
-                piece.text, "", reason=piece.reason, project=project, source=source
-            )
+            try:
+                kept = store.memories.quarantine(
+                    piece.text, "", reason=piece.reason, project=project, source=source
+                )
+            except ForgottenText as error:
+                report.refused.append(
+                    {"category": "", "line": piece.line, "forgotten": error.memory_id}
+                )
+                continue
             report.quarantined.append(
                 {"id": kept.id, "category": "", "reason": piece.reason, "line": piece.line}
             )
     return report
+
+
+def _keep_fact(
+    store: Store, report: HistorianReport, fact: Any, project: str | None, source: str
+) -> None:
+    """Write one parsed fact, or quarantine it as the admission says."""
+    hooks = store.plugins.hook
+    admission = hooks.historian_admit(store=store, fact=fact)
+    if admission.action == "write":
+        result = store.memories.write(
+            fact.text,
+            fact.category,
+            project=project,
+            source=source,
+            importance=admission.importance,
+        )
+        (report.written if result.created else report.folded).append(result.id)
+    else:
+        kept = store.memories.quarantine(
+            fact.text,
+            fact.category,
+            reason=admission.reason,
+            project=project,
+            source=source,
+        )
+        report.quarantined.append(
+            {
+                "id": kept.id,
+                "category": fact.category,
+                "reason": admission.reason,
+                "line": fact.line,
+            }
+        )
 
 
 def bounded_view(
