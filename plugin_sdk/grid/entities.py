@@ -191,16 +191,18 @@ class Entities:
     def get(self, key: int | str, *, project: str | None = None) -> Entity:
         """An entity by id or name; :class:`NotFound` names close matches.
 
-        A name or an id is looked up in ``project`` (default: the store's):
-        an id of another project's entity is not found (projects are walls).
+        A name is looked up in ``project`` (default: the store's). An id is
+        unique in the store; with ``project`` given, an id of another project
+        is not found either.
         """
-        project = project or self.store.project
         if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
             entity_id = check_id(int(key), "entity")
             rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [entity_id]))
-            if rows and rows[0]["project"] == project:
+            if rows and (project is None or rows[0]["project"] == project):
                 return _entity(rows[0])
-            raise NotFound(f"no entity with id {key} in project {project!r}")
+            where = f" in project {project!r}" if project else ""
+            raise NotFound(f"no entity with id {key}{where}")
+        project = project or self.store.project
         found = self._find(key, project)
         if found is None:
             raise NotFound(
