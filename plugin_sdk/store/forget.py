@@ -113,20 +113,21 @@ def forget(
     """Forget one memory of ``project`` (default: the store's); see the module docstring."""
     project = project or store.project
     check_id(memory_id)
-    row = store.db.execute(
-        "SELECT id, project, scope, shareable, category, content, normalized_hash "
-        "FROM memories WHERE id = ?",
-        [memory_id],
-    ).fetchone()
-    if row is None:
-        raise not_found(memory_id, f"project {project!r}")
-    fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
-    check_owner(fields, project, doing="forget")
-    category, text, digest = row[4], row[5], row[6]
-    if str(digest).startswith(FORGOTTEN_PREFIX):
-        raise MemsdkError(f"memory {memory_id} is forgotten already")
     now = store.now()
+    # checked under the write lock: two forgets at once forget once
     with _secure_delete(store), store.atomic():
+        row = store.db.execute(
+            "SELECT id, project, scope, shareable, category, content, normalized_hash "
+            "FROM memories WHERE id = ?",
+            [memory_id],
+        ).fetchone()
+        if row is None:
+            raise not_found(memory_id, f"project {project!r}")
+        fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
+        check_owner(fields, project, doing="forget")
+        category, text, digest = row[4], row[5], row[6]
+        if str(digest).startswith(FORGOTTEN_PREFIX):
+            raise MemsdkError(f"memory {memory_id} is forgotten already")
         store.db.execute(
             """INSERT INTO forgotten (memory_id, project, category, normalized_hash, reason,
                    forgotten_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -217,11 +218,10 @@ def vacuum(store: Store) -> None:
     if store.db.conn.in_transaction:
         raise MemsdkError("vacuum cannot run inside a transaction")
     with _secure_delete(store):
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-        store.db.conn.commit()
-        store.db.execute("VACUUM")
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with store.atomic():  # merges the index's segments, dropping deleted entries
+            store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        store.db.execute("VACUUM")  # rewrites the file: no free page keeps old text
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # and the log is emptied
 
 
 def _redact_copies(store: Store, memory_id: int, text: str) -> dict[str, int]:
