@@ -98,9 +98,6 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.store.connection import (
         Store,
     )
-    from plugin_sdk.store.visibility import (
-        readable_sql,
-    )
     from plugin_sdk.store.models import (
         ACTS,
         MEMORY_TYPES,
@@ -111,6 +108,9 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     )
     from plugin_sdk.store.tokens import (
         TokenCounter,
+    )
+    from plugin_sdk.store.visibility import (
+        readable_sql,
     )
 
 _EXPORTS = {
