@@ -104,7 +104,7 @@ def test_processes_opening_one_new_file_at_once_all_succeed(tmp_path):
     results = run_all(_open, [(path,)] * 6)
     assert [status for status, _ in results] == ["ok"] * 6, results
     with sqlite3.connect(path) as conn:
-        names = [row[0] for row in conn.execute("SELECT name FROM _sqlite_migrations")]
+        names = [row[0] for row in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
         assert names == KNOWN  # each step applied once
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)
     assert doctor(path).ok
