@@ -21,7 +21,10 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
     │   ├── NotFound               (LookupError) a row every area looks up
     │   ├── InvalidMemory          (ValueError)
     │   ├── DuplicateMemory        (ValueError)
-    │   └── MergeRefused           (ValueError)
+    │   ├── MergeRefused           (ValueError)
+    │   ├── ReadOnlyMemory         (ValueError) another project's shared memory
+    │   ├── ForgottenText          (ValueError) text that was forgotten, coming back
+    │   └── InvalidDocument        (ValueError) a parsed document over a limit
     ├── CategoryError              categories and the packs that carry them
     │   ├── UnknownCategory        (ValueError)
     │   ├── PackError              (ValueError)
@@ -75,11 +78,13 @@ __all__ = [
     "CompositeError",
     "DuplicateEntity",
     "DuplicateMemory",
+    "ForgottenText",
     "GitError",
     "GridError",
     "HistorianReplyError",
     "HostError",
     "InvalidCriteria",
+    "InvalidDocument",
     "InvalidEntityName",
     "InvalidMemory",
     "InvalidObservation",
@@ -102,6 +107,7 @@ __all__ = [
     "PackError",
     "ProposalError",
     "QueueError",
+    "ReadOnlyMemory",
     "RetainError",
     "SchemaMismatch",
     "SchemaTooNew",
@@ -181,6 +187,47 @@ class DuplicateMemory(StoreError, ValueError):
 
 class MergeRefused(StoreError, ValueError):
     """A merge across projects or categories, or of memories that cannot merge."""
+
+
+class InvalidDocument(StoreError, ValueError):
+    """A parsed document (or a value in one) that the store does not take.
+
+    Nested too deep, too large, a number that is not finite or outside
+    SQLite's 64-bit range, text that is not valid Unicode (see
+    ``store/limits.py``). ``reason`` says what, ``path`` where in the
+    document; areas wrap it in their own error (``PackError``...).
+    """
+
+    def __init__(self, reason: str, path: str = "") -> None:
+        self.reason = reason
+        self.path = path
+        super().__init__(f"{path}: {reason}" if path else reason)
+
+
+class ReadOnlyMemory(StoreError, ValueError):
+    """A change of another project's memory that this project may only read.
+
+    Another project's memory is readable when it is shared (``scope =
+    'global'`` and ``shareable``); only its own project changes it (see
+    ``store/visibility.py``). One that is not shared is :class:`NotFound`.
+    """
+
+
+class ForgottenText(StoreError, ValueError):
+    """A write of text that was forgotten in this project (``memsdk forget``).
+
+    The tombstone keeps the text's hash so it cannot come back unnoticed;
+    ``memsdk forget --undo ID`` lifts the refusal. ``memory_id`` is the
+    forgotten memory.
+    """
+
+    def __init__(self, memory_id: int, where: str = "") -> None:
+        self.memory_id = memory_id
+        prefix = f"{where}: " if where else ""
+        super().__init__(
+            f"{prefix}this text was forgotten (memory {memory_id}) and is not stored again; "
+            f"memsdk forget --undo {memory_id} allows it"
+        )
 
 
 # Categories and packs ----------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Built-in injection: a table of contents first, then the memories that fit.
 
-Candidates are the project's active memories in active categories, except the
-details of fragmented memories (their header stands for them). A memory that
+Candidates are the active memories in active categories that the project may
+read (its own, and other projects' shared ones: see
+``plugin_sdk/store/visibility.py``), except the details of fragmented memories
+(their header stands for them). A memory that
 heads a ``sequence`` (a fragment header) or a ``theme`` (a group built by the
 ``map`` dreamer task) is shown with how many active memories one expand
 shows (the injector counts them for the headers it shows; nothing is added
@@ -24,7 +26,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from plugin_sdk.plugin import Candidate, Ranked, Store, hookimpl, indent_lines
+from plugin_sdk.plugin import Candidate, Ranked, Store, hookimpl, indent_lines, readable_sql
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -90,7 +92,7 @@ TOKENS, PINNED, HEAD = 4, 7, 8  # positions in _CANDIDATES, read in bulk
 # (the text inside them would make the read slow); in rank order but for the
 # headers' turns. A token count from another tokenizer reads as NULL. Every
 # column is named (AS), as the rows are read by name.
-_CANDIDATES = """
+_CANDIDATES = f"""
 SELECT m.id AS memory_id, m.category AS category, m.kind AS kind, m.importance AS importance,
        CASE WHEN m.tokenizer = ? THEN m.token_count END AS tokens,
        m.seen_count AS seen_count, m.last_seen_at AS last_seen_at, m.pinned AS pinned,
@@ -99,7 +101,7 @@ SELECT m.id AS memory_id, m.category AS category, m.kind AS kind, m.importance A
        g.strength AS strength
 FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
 LEFT JOIN memory_cells g ON g.memory_id = m.id
-WHERE m.project = ? AND m.status = 'active'
+WHERE m.status = 'active' AND {readable_sql("m")}
   AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
                    JOIN composites s ON s.id = d.composite_id
                    JOIN memories h ON h.id = s.head_memory_id

@@ -566,6 +566,8 @@ def test_curate_proposes_instead_of_merging_intent_memories(harbour_store):
 
 def test_an_identical_pending_proposal_is_not_filed_twice(harbour_store):
     with harbour_store("c.db") as store:
+        seen = [store.memories.write(f"Berth {n} is busy.", "HARBOUR_RULES").id for n in (1, 2, 3)]
+        assert seen == [1, 2, 3]  # the evidence: memories of the project
         args = dict(
             diff_type="memory_entry",
             rationale="r",
@@ -578,7 +580,7 @@ def test_an_identical_pending_proposal_is_not_filed_twice(harbour_store):
         assert propose(store, **{**args, "rationale": "other words", "evidence": [3]}) is None
         other = {"action": "write", "category": "HARBOUR_RULES", "content": "Moor at berth 5."}
         assert propose(store, **{**args, "diff": other}) is not None
-        assert propose(store, **args, project="elsewhere") is not None
+        assert propose(store, **{**args, "evidence": []}, project="elsewhere") is not None
         assert pending(store)[0].id == first
         assert pending(store)[0].evidence == [1, 2]
         assert len(pending(store)) == 2

@@ -135,7 +135,7 @@ def test_same_text_in_two_categories_is_two_memories(store, model):
 def test_historian_writes_into_the_given_project(store, model):
     model.add(block("LAMP_STATE", "Lens cleaned on Sunday."))
     report = run_historian(store, CHUNK, project="other-tower", source="import")
-    memory = store.memories.get(report.written[0])
+    memory = store.memories.get(report.written[0], project="other-tower")
     assert (memory.project, memory.source) == ("other-tower", "import")
 
 

@@ -388,12 +388,12 @@ memory_items = st.lists(
 )
 
 
-def expected_headings(store: Store, shown: list[int]) -> list[str]:
+def expected_headings(store: Store, shown: list[int], project: str) -> list[str]:
     """The headings the renderer itself writes for these memories, in order."""
     order = store.category_names()
     sections: dict[str, set[str]] = {"pinned": set(), "intent": set(), "content": set()}
     for memory_id in shown:
-        memory = store.memories.get(memory_id)
+        memory = store.memories.get(memory_id, project=project)
         sections["pinned" if memory.pinned else memory.kind].add(memory.category)
     headings = []
     for key in ("pinned", "intent", "content"):
@@ -422,7 +422,7 @@ def test_memory_text_cannot_escape_or_forge_headings():
             )
             for result, (*_, pinned) in zip(results, items, strict=True):
                 if pinned:
-                    store.memories.update(result.id, pinned=True)
+                    store.memories.update(result.id, pinned=True, project=project)
             injected = inject(store, project=project, budget=budget)
             text = injected.text
             assert injected.tokens <= budget
@@ -434,7 +434,7 @@ def test_memory_text_cannot_escape_or_forge_headings():
             assert lines.count("<memory>") == 1 and lines.count("</memory>") == 1
             headings = [line for line in lines if line.startswith("#")]
             assert set(headings) <= allowed, headings
-            assert headings == expected_headings(store, injected.shown)
+            assert headings == expected_headings(store, injected.shown, project)
             for line in lines[1:-1]:
                 assert line in allowed or line.startswith(("- [", "  ")), repr(line)
             assert sorted(entry_ids(text)) == sorted(injected.shown)

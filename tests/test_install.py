@@ -193,8 +193,8 @@ def test_rename_with_mapping_moves_memories_retires_old_and_carries_overrides(
     )
     assert report.renamed == {"OLD_LOG": "NEW_LOG"}
     assert report.moved == 3
-    for memory_id in (a.id, b.id, c.id):
-        memory = store.memories.get(memory_id)
+    for memory_id, project in ((a.id, None), (b.id, "allotment"), (c.id, None)):
+        memory = store.memories.get(memory_id, project=project)
         assert (memory.category, memory.kind) == ("NEW_LOG", "intent")
     assert store.memories.get(a.id).status == "active"
     assert store.memories.get(c.id).status == "archived"
@@ -251,8 +251,8 @@ def test_retire_mapping_archives_active_memories_without_deleting(empty_store, g
     assert report.retired == ["OLD_LOG"]
     assert report.archived == 2
     assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == count
-    for memory_id in (active.id, elsewhere.id):
-        memory = store.memories.get(memory_id)
+    for memory_id, project in ((active.id, None), (elsewhere.id, "allotment")):
+        memory = store.memories.get(memory_id, project=project)
         assert (memory.status, memory.category) == ("archived", "OLD_LOG")
         assert memory.archived_at is not None
     assert store.memories.get(kept.id).status == "active"

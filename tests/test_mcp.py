@@ -40,6 +40,7 @@ TOOLS = {
     "memory_archive",
     "memory_outcome",
     "memory_merge",
+    "memory_forget",
 }
 
 
@@ -213,9 +214,11 @@ def test_errors_come_back_as_tool_errors_naming_the_problem(db):
         )
         cross = await session.call_tool("memory_update", {"id": 1, "category": "ORCHARD_GRAFTS"})
         assert not cross.is_error  # the store decides: a known category is fine
-        unknown_tool = await session.call_tool("memory_forget", {"id": 1})
+        unknown_tool = await session.call_tool("memory_obliterate", {"id": 1})
         assert unknown_tool.is_error
-        assert text_of(unknown_tool).startswith("memory_forget: unknown tool 'memory_forget'")
+        assert text_of(unknown_tool).startswith(
+            "memory_obliterate: unknown tool 'memory_obliterate'"
+        )
         # The server is still there after every error.
         still = await session.call_tool("memory_get", {"id": 1})
         assert not still.is_error
@@ -343,4 +346,9 @@ def test_ids_of_another_project_are_not_this_servers(db):
             outcome = call_tool(store, specs, name, args)
             assert outcome.is_error
             assert outcome.text == f"{name}: no memory with id {foreign} in project {PROJECT!r}"
-        assert store.memories.get(foreign).status == "active"
+        assert other_status(db, foreign) == "active"
+
+
+def other_status(db, memory_id):
+    with Store(db, project="elsewhere") as other:
+        return other.memories.get(memory_id).status

@@ -67,7 +67,7 @@ def test_same_text_in_another_project_or_category_is_a_separate_memory(store):
     c = store.memories.write(text, "INCIDENTS")
     assert len({a.id, b.id, c.id}) == 3
     assert all(r.created for r in (a, b, c))
-    assert store.memories.get(b.id).project == "other-project"
+    assert store.memories.get(b.id, project="other-project").project == "other-project"
     assert row_count(store) == 3
 
 

@@ -232,11 +232,12 @@ def test_rejection_changes_nothing_but_the_status(store):
 
 def test_an_identical_pending_proposal_is_filed_once(store):
     first = file_write(store, "Water young trees weekly.")
+    seen = store.memories.write("Young trees dry out fast.", RULES).id
     again = propose(
         store,
         diff_type="memory_entry",
         rationale="other words",
-        evidence=[1],
+        evidence=[seen],
         diff={"content": "Water young trees weekly.", "category": RULES, "action": "write"},
         source="elsewhere",
     )
@@ -468,6 +469,7 @@ def test_detect_patterns_hook_files_drafts_once_and_not_after_a_rejection(tmp_pa
     plugins = fresh_plugin_manager(("detector", Detector()))
     with Store(tmp_path / "h.db", project="orchard", plugins=plugins) as store:
         store.packs.install(orchard_pack())
+        assert store.memories.write("Scab came back.", RULES).id == 1  # the evidence
         first = run_detectors(store)
         assert len(first.filed) == 1 and first.already_pending == 0
         assert "unknown category 'WEATHER'" in first.skipped[0]["reason"]

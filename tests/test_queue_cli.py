@@ -186,7 +186,7 @@ def test_wrong_ids_and_statuses_are_one_line_errors(run):
     proposal_id = file_write(run, "Label every graft.")
     missing = run("queue", "show", "999", ok=False)
     assert missing.exit_code == 1
-    assert missing.output.startswith("Error: no proposal with id 999 in store ")
+    assert missing.output.startswith("Error: no proposal with id 999 in project ")
     run("queue", "reject", str(proposal_id), "--reason", "not now")
     for step in ("approve", "reject", "undo"):
         wrong = run("queue", step, str(proposal_id), ok=False)

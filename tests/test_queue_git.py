@@ -95,7 +95,7 @@ def store(new_store: Callable[..., Store]) -> Store:
 def note(store: Store, repo: Path, text: str = "Never prune in frost.", **target) -> int:
     filed = file_draft(
         store,
-        ProposalDraft("claude_md", "a rule that keeps coming back", [7], {"note": text}, "test"),
+        ProposalDraft("claude_md", "a rule that keeps coming back", [], {"note": text}, "test"),
         target=Target(repo=repo, **target),
     )
     assert filed.proposal_id is not None
@@ -228,7 +228,7 @@ def test_a_skill_is_added_as_a_new_file(store, repo):
     draft = ProposalDraft(
         "skill",
         "the same pruning steps, every winter",
-        [3],
+        [],
         {
             "skill": "winter-pruning",
             "description": "Prune apple trees in winter.",

@@ -63,9 +63,11 @@ def approve(tmp_path: Path, repo: Path, *extra: str):
         if not store.category_names():
             doc = pack_document("orchard", "1.0.0", {"ORCHARD_RULES": "intent"})
             store.packs.install(validate_pack(doc, source="t"))
+        # The evidence: a memory of the project (queue evidence is checked against it).
+        seen = store.memories.write("Frost split the pruned branches.", "ORCHARD_RULES").id
         filed = file_draft(
             store,
-            ProposalDraft("claude_md", "a rule", [7], {"note": "Never prune in frost."}, "test"),
+            ProposalDraft("claude_md", "a rule", [seen], {"note": "Never prune in frost."}, "test"),
             target=Target(repo=repo),
         )
     args = ["queue", "approve", str(filed.proposal_id), "--repo", str(repo), *extra]

@@ -3,7 +3,7 @@
 Every command that touches a store takes ``--db PATH`` (default: see
 ``store/paths.py``) and ``--project NAME`` (default: derived from the current
 directory, see ``store/project.py``). Errors caused by input print one line,
-``Error: ...``, and exit 1 (2 for a wrong option or argument, as click's usage
+``Error: ...`` (credentials redacted: see ``redact.py``), and exit 1 (2 for a wrong option or argument, as click's usage
 errors); nothing is half-written.
 """
 
@@ -17,6 +17,7 @@ import click
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
 from plugin_sdk.errors import MemsdkError, PackConflict
 from plugin_sdk.plugin.manager import call_each, make_plugin_manager
+from plugin_sdk.redact import redact
 
 
 class UsageProblem(click.ClickException):
@@ -37,9 +38,15 @@ class MemsdkGroup(click.Group):
             path = error.ctx.command_path if error.ctx else ctx.command_path
             raise UsageProblem(f"{error.format_message()} (see: {path} --help)") from error
         except MemsdkError as error:
-            raise click.ClickException(str(error)) from error
+            raise click.ClickException(redact(error)) from error
         except sqlite3.Error as error:
-            raise click.ClickException(f"store: {error}") from error
+            raise click.ClickException(redact(f"store: {error}")) from error
+        except (OverflowError, UnicodeError, RecursionError, ValueError) as error:
+            # input no check foresaw (a number SQLite cannot hold, text that is
+            # not valid Unicode): still one line, never a traceback
+            raise click.ClickException(
+                redact(f"cannot use this input ({type(error).__name__}: {error})")
+            ) from error
 
 
 @click.group(cls=MemsdkGroup)
@@ -181,6 +188,7 @@ def _register() -> None:
     cli.add_command(retain.retain_group)
     cli.add_command(retain.triage)
     cli.add_command(retain.truth_group)
+    cli.add_command(memory.forget)
 
 
 _register()

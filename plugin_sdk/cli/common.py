@@ -10,11 +10,20 @@ import click
 
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
 from plugin_sdk.store.connection import Store
+from plugin_sdk.store.limits import MAX_INTEGER
 from plugin_sdk.store.paths import default_db_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 JSON_OPTION = click.option("as_json", "--json", is_flag=True, help="Print JSON.")
+
+#: A row id: SQLite's integers end at 2^63-1, so a larger one is a usage error.
+ID = click.IntRange(1, MAX_INTEGER)
+
+
+def count(minimum: int = 1) -> click.IntRange:
+    """A limit, budget or offset of at least ``minimum`` and at most 2^63-1."""
+    return click.IntRange(minimum, MAX_INTEGER)
 
 
 def store_options(fn: F) -> F:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import ID, JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.composites import headermap, refsets
 from plugin_sdk.composites.composite import TYPES, Composite
 from plugin_sdk.composites.fragment import fragment as fragment_memory
@@ -31,8 +31,8 @@ def _show(item: Composite, as_json: bool) -> None:
 
 @composite.command()
 @click.argument("type_", metavar="TYPE", type=click.Choice(TYPES))
-@click.argument("head", type=int)
-@click.argument("members", type=int, nargs=-1)
+@click.argument("head", type=ID)
+@click.argument("members", type=ID, nargs=-1)
 @click.option("--cyclic", is_flag=True, help="The cursor wraps around (a rotation).")
 @store_options
 @JSON_OPTION
@@ -51,9 +51,9 @@ def create(
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
-@click.argument("member", type=int)
-@click.option("--position", type=click.IntRange(0), help="Insert here (default: the end).")
+@click.argument("composite_id", type=ID)
+@click.argument("member", type=ID)
+@click.option("--position", type=count(0), help="Insert here (default: the end).")
 @store_options
 @JSON_OPTION
 def add(
@@ -70,8 +70,8 @@ def add(
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
-@click.argument("member", type=int)
+@click.argument("composite_id", type=ID)
+@click.argument("member", type=ID)
 @store_options
 @JSON_OPTION
 def remove(
@@ -83,8 +83,8 @@ def remove(
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
-@click.argument("members", type=int, nargs=-1, required=True)
+@click.argument("composite_id", type=ID)
+@click.argument("members", type=ID, nargs=-1, required=True)
 @store_options
 @JSON_OPTION
 def reorder(
@@ -96,8 +96,8 @@ def reorder(
 
 
 @composite.command(name="list")
-@click.option("--head", type=int, help="Composites this memory heads.")
-@click.option("--member", type=int, help="Composites this memory belongs to.")
+@click.option("--head", type=ID, help="Composites this memory heads.")
+@click.option("--member", type=ID, help="Composites this memory belongs to.")
 @click.option("--type", "type_", type=click.Choice(TYPES))
 @store_options
 @JSON_OPTION
@@ -130,7 +130,7 @@ def list_(
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
+@click.argument("composite_id", type=ID)
 @store_options
 @JSON_OPTION
 def show(composite_id: int, db: str | None, project: str | None, as_json: bool) -> None:
@@ -151,7 +151,7 @@ def show(composite_id: int, db: str | None, project: str | None, as_json: bool) 
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
+@click.argument("composite_id", type=ID)
 @store_options
 def delete(composite_id: int, db: str | None, project: str | None) -> None:
     """Delete a composite (its memories stay)."""
@@ -162,7 +162,7 @@ def delete(composite_id: int, db: str | None, project: str | None) -> None:
 
 @composite.command()
 @click.argument("action", type=click.Choice(["peek", "advance", "reset"]))
-@click.argument("composite_id", type=int)
+@click.argument("composite_id", type=ID)
 @store_options
 def cursor(action: str, composite_id: int, db: str | None, project: str | None) -> None:
     """Read (peek), move (advance; wraps on a cyclic composite) or reset the cursor."""
@@ -173,7 +173,7 @@ def cursor(action: str, composite_id: int, db: str | None, project: str | None) 
 
 
 @composite.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @store_options
 @JSON_OPTION
 def fragment(memory_id: int, db: str | None, project: str | None, as_json: bool) -> None:
@@ -200,7 +200,7 @@ def fragment(memory_id: int, db: str | None, project: str | None, as_json: bool)
 
 
 @composite.command()
-@click.argument("header_id", type=int)
+@click.argument("header_id", type=ID)
 @store_options
 def reconstruct(header_id: int, db: str | None, project: str | None) -> None:
     """Print the text a header and its details stand for."""
@@ -240,7 +240,7 @@ def stale(db: str | None, project: str | None, as_json: bool) -> None:
 
 
 @composite.command()
-@click.argument("composite_id", type=int)
+@click.argument("composite_id", type=ID)
 @click.option("--note", help="What the set is for.")
 @store_options
 def freeze(composite_id: int, note: str | None, db: str | None, project: str | None) -> None:
@@ -250,7 +250,7 @@ def freeze(composite_id: int, note: str | None, db: str | None, project: str | N
 
 
 @composite.command()
-@click.argument("set_id", type=int)
+@click.argument("set_id", type=ID)
 @store_options
 @JSON_OPTION
 def refset(set_id: int, db: str | None, project: str | None, as_json: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.model.llm import LlmModel
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.stages.dreamer import Dreamer
@@ -17,9 +17,7 @@ def dream() -> None:
 
 @dream.command()
 @click.argument("tasks", nargs=-1)
-@click.option(
-    "--max-batches", type=click.IntRange(1), help="Stop after this many batches (resumable)."
-)
+@click.option("--max-batches", type=count(1), help="Stop after this many batches (resumable).")
 @click.option(
     "model_id",
     "--model",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import ID, JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.grid import acts as speech_acts
 from plugin_sdk.grid.entities import Entity
 from plugin_sdk.store.models import CELLS
@@ -99,7 +99,7 @@ def show(name: str, db: str | None, project: str | None, as_json: bool) -> None:
 @click.option("--cell", type=click.Choice(CELLS), help="Only this cell.")
 @click.option("--ns", "pattern", help="Only names matching this pattern (agent:*:relationship:*).")
 @click.option("--status", type=click.Choice(["active", "provisional", "archived"]))
-@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--limit", type=count(1), default=100, show_default=True)
 @store_options
 @JSON_OPTION
 def list_entities(
@@ -162,7 +162,7 @@ def relate(
 
 
 @entity.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @click.argument("names", nargs=-1, required=True)
 @click.option("--role", type=click.Choice(["actor", "subject"]), default="actor")
 @store_options

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.errors import HistorianReplyError, MemsdkError
 from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
 from plugin_sdk.stages.historian import bounded_view, run_historian
@@ -59,14 +59,14 @@ def historian() -> None:
 )
 @click.option(
     "--budget",
-    type=click.IntRange(MIN_BUDGET),
+    type=count(MIN_BUDGET),
     default=DEFAULT_BUDGET,
     show_default=True,
     help="Tokens of transcript per chunk (the prompt's criteria come on top).",
 )
 @click.option(
     "--tool-output",
-    type=click.IntRange(0),
+    type=count(0),
     default=DEFAULT_TOOL_OUTPUT_CHARS,
     show_default=True,
     help="Characters kept of each tool output; 0 keeps all.",
@@ -233,6 +233,7 @@ def _run_chunks(store: Store, chunks: list[Chunk], outcome: dict[str, Any], name
         outcome["written"] += report.written
         outcome["folded"] += report.folded
         outcome["quarantined"] += report.quarantined
+        outcome["refused"] += report.refused
         outcome["unknown_category"] += unknown
         outcome["not_written"] += [
             {"file": name, "chunk": chunk.number, **piece} for piece in report.not_written()
@@ -262,6 +263,7 @@ def new_outcome(model_name: str) -> dict[str, Any]:
         "written": [],
         "folded": [],
         "quarantined": [],
+        "refused": [],
         "unknown_category": 0,
         "failed_chunks": [],
         "not_written": [],
@@ -294,6 +296,7 @@ def run_report(files: list[FileImport], outcome: dict[str, Any], as_json: bool) 
             "written": outcome["written"],
             "folded": outcome["folded"],
             "quarantined": outcome["quarantined"],
+            "refused": outcome["refused"],
             "unknown_category": outcome["unknown_category"],
             "failed_chunks": outcome["failed_chunks"],
             "not_written": outcome["not_written"],
@@ -324,6 +327,12 @@ def run_report(files: list[FileImport], outcome: dict[str, Any], as_json: bool) 
         where = f"{piece['file']} chunk {piece['chunk']}, reply line {piece['line']}"
         what = f"quarantined as memory {piece['id']}" if piece["kept"] else "not stored"
         click.echo(f"  {where}: {what} ({piece['reason']}): {_excerpt(piece['text'])}")
+    if outcome["refused"]:
+        ids = ", ".join(sorted({str(r["forgotten"]) for r in outcome["refused"]}))
+        click.echo(
+            f"refused: {len(outcome['refused'])} fact(s) whose text was forgotten "
+            f"(memories {ids}; memsdk forget --undo ID allows them)"
+        )
     if outcome["failed_chunks"]:
         numbers = ", ".join(str(f["chunk"]) for f in outcome["failed_chunks"])
         click.echo(f"unreadable replies: {len(outcome['failed_chunks'])} (chunks {numbers})")

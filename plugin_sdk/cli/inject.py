@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import ID, JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.stages import inject as injector
 
 
 @click.command(name="inject")
 @click.option(
     "--budget",
-    type=click.IntRange(1),
+    type=count(1),
     default=injector.DEFAULT_BUDGET,
     show_default=True,
     help="Hard cap on the block's tokens.",
@@ -60,8 +60,8 @@ def account(result: injector.Injection) -> str:
 
 
 @click.command()
-@click.argument("memory_id", type=int)
-@click.option("--budget", type=click.IntRange(1), help="Cap on the details' tokens.")
+@click.argument("memory_id", type=ID)
+@click.option("--budget", type=count(1), help="Cap on the details' tokens.")
 @store_options
 @JSON_OPTION
 def expand(

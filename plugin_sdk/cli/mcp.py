@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from plugin_sdk.cli.common import open_store, store_options
+from plugin_sdk.cli.common import count, open_store, store_options
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
 
 @click.command(name="mcp")
 @click.option(
     "--budget",
-    type=click.IntRange(1),
+    type=count(1),
     default=DEFAULT_BUDGET,
     show_default=True,
     help="Token cap of the memory block (resource memsdk://inject, prompt 'memory').",

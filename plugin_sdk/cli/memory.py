@@ -1,13 +1,15 @@
-"""``memsdk memory``: write, get, search, list, update, archive."""
+"""``memsdk memory`` (write, get, search, list, update, archive) and ``memsdk forget``."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import ID, JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.errors import MemsdkError
+from plugin_sdk.store import forget as forgetting
 from plugin_sdk.store.models import ACTS, CELLS, MEMORY_STATUSES, Memory
 
 
@@ -55,7 +57,7 @@ def write(
 
 
 @memory.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @store_options
 @JSON_OPTION
 def get(memory_id: int, db: str | None, project: str | None, as_json: bool) -> None:
@@ -75,7 +77,7 @@ def get(memory_id: int, db: str | None, project: str | None, as_json: bool) -> N
 @memory.command()
 @click.argument("query")
 @click.option("-c", "--category", help="Only this category.")
-@click.option("-n", "--limit", type=click.IntRange(1), default=10, show_default=True)
+@click.option("-n", "--limit", type=count(1), default=10, show_default=True)
 @click.option("--archived", is_flag=True, help="Include archived memories.")
 @click.option("--superseded", is_flag=True, help="Include superseded memories.")
 @click.option("--raw", is_flag=True, help="Use FTS5 query syntax (OR, NEAR, prefix*).")
@@ -117,8 +119,8 @@ def search(
 @click.option(
     "--status", type=click.Choice([*MEMORY_STATUSES, "any"]), default="active", show_default=True
 )
-@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(0), default=0)
+@click.option("-n", "--limit", type=count(1), default=50, show_default=True)
+@click.option("--offset", type=count(0), default=0)
 @click.option("--cell", type=click.Choice(CELLS), help="Only memories classify placed here.")
 @click.option("--act", type=click.Choice(ACTS), help="Only interaction memories with this act.")
 @store_options
@@ -154,7 +156,7 @@ def list_(
 
 
 @memory.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @click.option("--content", help="New text (use - to read standard input).")
 @click.option("-c", "--category", help="Move to this category.")
 @click.option("--importance", type=click.IntRange(1, 100))
@@ -199,8 +201,8 @@ def update(
 
 
 @memory.command()
-@click.argument("sources", type=int, nargs=-1, required=True)
-@click.option("--into", "target", type=int, required=True, help="The memory that remains.")
+@click.argument("sources", type=ID, nargs=-1, required=True)
+@click.option("--into", "target", type=ID, required=True, help="The memory that remains.")
 @store_options
 @JSON_OPTION
 def merge(
@@ -216,7 +218,7 @@ def merge(
 
 
 @memory.command()
-@click.argument("memory_id", type=int)
+@click.argument("memory_id", type=ID)
 @store_options
 def archive(memory_id: int, db: str | None, project: str | None) -> None:
     """Archive a memory (kept, no longer searched or injected by default)."""
@@ -264,3 +266,108 @@ def _line(item: Memory, width: int = 100) -> str:
         text = text[: width - 1] + "…"
     status = "" if item.status == "active" else f" ({item.status})"
     return f"#{item.id:<6} {item.category:<18}{status} {text}"
+
+
+@click.command()
+@click.argument("memory_id", type=ID, required=False)
+@click.option(
+    "--secret",
+    "pattern",
+    help="Forget every memory of the project whose text this pattern (RE2 syntax) matches.",
+)
+@click.option("--yes", is_flag=True, help="With --secret: do not ask before forgetting.")
+@click.option("--reason", default="", help="Why; kept in the tombstone (never the text).")
+@click.option(
+    "--undo",
+    "undo_id",
+    type=ID,
+    help="Lift the tombstone of this forgotten memory: its text may be stored again "
+    "(it is not restored).",
+)
+@click.option("--list", "listing", is_flag=True, help="List the project's tombstones.")
+@click.option(
+    "--vacuum",
+    is_flag=True,
+    help="Afterwards checkpoint the log, optimize the full-text index and VACUUM, "
+    "so no freed page keeps the text.",
+)
+@store_options
+@JSON_OPTION
+def forget(
+    memory_id: int | None,
+    pattern: str | None,
+    yes: bool,
+    reason: str,
+    undo_id: int | None,
+    listing: bool,
+    vacuum: bool,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Forget MEMORY_ID: delete its text from the store for good.
+
+    The text leaves the memory, the full-text index and every copy (composite
+    layouts, reference sets, observation payloads, Compiled Truth, proposals,
+    undo records); a tombstone keeps when and why, and refuses the same text
+    if it comes back. Use --secret PATTERN to forget every match, --vacuum to
+    leave nothing in freed pages.
+    """
+    asked = sum(x is not None for x in (memory_id, pattern, undo_id)) + int(listing)
+    if asked != 1:
+        raise click.UsageError("give one of MEMORY_ID, --secret PATTERN, --undo ID or --list")
+    with open_store(db, project) as store:
+        if listing:
+            _show([t.to_dict() for t in forgetting.tombstones(store)], as_json, _tombstone)
+            return
+        if undo_id is not None:
+            lifted = forgetting.undo(store, undo_id)
+            _show(
+                [lifted.to_dict()],
+                as_json,
+                lambda t: f"Lifted the tombstone of memory {t['memory_id']}",
+            )
+            return
+        ids = [memory_id] if memory_id is not None else _matches(store, pattern or "", yes)
+        done = [store.memories.forget(i, reason=reason).to_dict() for i in ids]
+        if vacuum:
+            store.vacuum()
+    _show(done, as_json, _forgotten)
+    if vacuum and not as_json:
+        click.echo("Vacuumed: the log is checkpointed and the file rewritten")
+
+
+def _matches(store: Any, pattern: str, yes: bool) -> list[int]:
+    ids = forgetting.matching(store, pattern)
+    if not ids:
+        raise MemsdkError(f"no memory of project {store.project!r} matches {pattern!r}")
+    if not yes:
+        listed = ", ".join(f"#{i}" for i in ids)
+        click.confirm(f"Forget {len(ids)} memories ({listed})?", abort=True, err=True)
+    return ids
+
+
+def _show(items: list[dict[str, Any]], as_json: bool, line: Any) -> None:
+    if as_json:
+        echo_json(items)
+        return
+    for item in items:
+        click.echo(line(item))
+
+
+def _forgotten(item: dict[str, Any]) -> str:
+    text = f"Forgot memory {item['memory_id']} ({item['category']})"
+    if item["redacted"]:
+        text += "; redacted in " + ", ".join(
+            f"{t} ({n})" for t, n in sorted(item["redacted"].items())
+        )
+    if item["also_in"]:
+        ids = ", ".join(f"#{i}" for i in item["also_in"])
+        text += f"; the text is still inside memories {ids} (memsdk forget them too)"
+    return text
+
+
+def _tombstone(item: dict[str, Any]) -> str:
+    lifted = f", lifted {item['undone_at']}" if item["undone_at"] else ""
+    why = f": {item['reason']}" if item["reason"] else ""
+    return f"#{item['memory_id']} {item['category']} forgotten {item['forgotten_at']}{lifted}{why}"

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import attrs
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import ID, JSON_OPTION, echo_json, open_store, store_options
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.detect import file_draft, run_detectors
@@ -140,7 +140,7 @@ def list_command(status: str, db: str | None, project: str | None, as_json: bool
 
 
 @queue.command()
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @store_options
 @JSON_OPTION
 def show(proposal_id: int, db: str | None, project: str | None, as_json: bool) -> None:
@@ -161,7 +161,7 @@ def show(proposal_id: int, db: str | None, project: str | None, as_json: bool) -
 
 
 @queue.command()
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @repo_options("the repository the proposal was made against")
 @click.option(
     "--other-repo",
@@ -246,7 +246,7 @@ def approve(
 
 
 @queue.command()
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @click.option("--reason", default="", help="Why (recorded in the history).")
 @actor_option
 @store_options
@@ -261,7 +261,7 @@ def reject(
 
 
 @queue.command()
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @click.option(
     "--content", help="The new text (a memory's content, or the file's new text); - reads stdin."
 )
@@ -310,7 +310,7 @@ def edit(
 
 
 @queue.command()
-@click.argument("proposal_id", type=int)
+@click.argument("proposal_id", type=ID)
 @actor_option
 @store_options
 @JSON_OPTION
@@ -352,7 +352,7 @@ def detect(target: Target, db: str | None, project: str | None, as_json: bool) -
 @click.argument("text")
 @click.option("--section", help="The heading to add the note under (default: Notes from memory).")
 @click.option("--rationale", default="a note filed by hand", show_default=True, help="Why.")
-@click.option("evidence", "--evidence", type=int, multiple=True, help="A memory id; repeatable.")
+@click.option("evidence", "--evidence", type=ID, multiple=True, help="A memory id; repeatable.")
 @target_options
 @store_options
 @JSON_OPTION

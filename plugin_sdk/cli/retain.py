@@ -6,10 +6,11 @@ import sys
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.retain import dark_matter, observations, routing, truth, value_conflicts
 from plugin_sdk.retain.handlers import describe, registered_handlers
 from plugin_sdk.retain.job import BATCH_SIZE, retain
+from plugin_sdk.store.limits import jsonl_lines
 
 
 @click.command()
@@ -29,10 +30,10 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
     name = "<stdin>" if file == "-" else file
     try:
         if file == "-":
-            lines = sys.stdin.read().splitlines()
+            lines = jsonl_lines(sys.stdin.read())
         else:
             with open(file, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
+                lines = jsonl_lines(handle.read())
     except (OSError, UnicodeDecodeError) as error:
         raise click.ClickException(f"cannot read {name}: {error}") from error
     with open_store(db, project) as store:
@@ -61,10 +62,10 @@ def retain_group() -> None:
 
 
 @retain_group.command(name="run")
-@click.option("--limit", type=click.IntRange(1), help="Stop after this many observations.")
+@click.option("--limit", type=count(1), help="Stop after this many observations.")
 @click.option(
     "--batch-size",
-    type=click.IntRange(1),
+    type=count(1),
     default=BATCH_SIZE,
     show_default=True,
     help="Observations per transaction.",
@@ -155,7 +156,7 @@ def triage() -> None:
 
 
 @triage.command(name="list")
-@click.option("-n", "--limit", type=click.IntRange(1), default=50, show_default=True)
+@click.option("-n", "--limit", type=count(1), default=50, show_default=True)
 @store_options
 @JSON_OPTION
 def triage_list(limit: int, db: str | None, project: str | None, as_json: bool) -> None:

@@ -9,6 +9,12 @@ deduplication and pass no sharing gate: they sit outside the category
 machinery, so they never change what counts as a duplicate or what may be
 shared.
 
+**Projects.** A composite belongs to its head's project, and all its
+members are memories of that project: another project's memory (even a
+shared one) cannot join. A composite whose head another project may not read
+is not found from there; only its own project changes it (see
+``store/visibility.py``).
+
 Positions are contiguous from 0 in every composite, after every change. The
 cursor is the read position of a cyclic composite (a rotation): ``peek``
 reads it, ``advance`` moves it and wraps around when the composite is cyclic.
@@ -30,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import CompositeError, NotFound
+from plugin_sdk.store.limits import check_id
+from plugin_sdk.store.visibility import readable
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -64,9 +72,12 @@ class Composites:
     # Reading
 
     def get(self, composite_id: int) -> Composite:
+        """A composite whose head the store's project may read; :class:`NotFound` otherwise."""
+        check_id(composite_id, "composite")
         row = self.db.execute("SELECT * FROM composites WHERE id = ?", [composite_id]).fetchone()
-        if row is None:
-            raise NotFound(f"no composite with id {composite_id} in store {self.store.path}")
+        head = None if row is None else self._head_row(row[2])
+        if head is None or not readable(head, self.store.project):
+            raise NotFound(f"no composite with id {composite_id} in project {self.store.project!r}")
         columns = [d[0] for d in self.db.execute("SELECT * FROM composites LIMIT 0").description]
         data = dict(zip(columns, row, strict=True))
         members = [
@@ -157,7 +168,7 @@ class Composites:
 
     def add(self, composite_id: int, member: int, position: int | None = None) -> Composite:
         """Add a member at ``position`` (default: the end), shifting the rest."""
-        current = self.get(composite_id)
+        current = self._owned(composite_id)
         self._live(member)
         if member == current.head:
             raise CompositeError(
@@ -171,14 +182,14 @@ class Composites:
 
     def remove(self, composite_id: int, member: int) -> Composite:
         """Remove a member; positions close up."""
-        current = self.get(composite_id)
+        current = self._owned(composite_id)
         if member not in current.members:
             raise CompositeError(f"memory {member} is not a member of composite {composite_id}")
         return self._set_members(composite_id, [m for m in current.members if m != member])
 
     def reorder(self, composite_id: int, members: list[int]) -> Composite:
         """Give the members a new order; ``members`` must be a permutation of the current ones."""
-        current = self.get(composite_id)
+        current = self._owned(composite_id)
         if sorted(members) != sorted(current.members) or len(set(members)) != len(members):
             raise CompositeError(
                 f"reorder of composite {composite_id} must list each current member once: "
@@ -188,7 +199,7 @@ class Composites:
 
     def delete(self, composite_id: int) -> None:
         """Delete a composite; its memories stay."""
-        self.get(composite_id)
+        self._owned(composite_id)
         with self.store.atomic():
             self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
             self.db.execute("DELETE FROM composites WHERE id = ?", [composite_id])
@@ -208,7 +219,7 @@ class Composites:
         A cyclic composite wraps around to its first member; a non-cyclic one
         stops past the end (``None``).
         """
-        current = self.get(composite_id)
+        current = self._owned(composite_id)
         if not current.members:
             return None
         size = len(current.members)
@@ -218,7 +229,7 @@ class Composites:
 
     def reset(self, composite_id: int) -> int | None:
         """Put the cursor back on the first member."""
-        self.get(composite_id)
+        self._owned(composite_id)
         self._set_cursor(composite_id, 0)
         return self.peek(composite_id)
 
@@ -296,6 +307,53 @@ class Composites:
                 [now, size, size, now, composite_id],
             )
 
+    def drop_forgotten(self, memory_id: int) -> None:
+        """A forgotten memory leaves every composite (called in the forget's transaction).
+
+        Its memberships are dropped, with its piece in a fragment's layout;
+        composites it heads are deleted (their members stay). Each is recorded
+        as an event, without the text.
+        """
+        now = self.store.now()
+        for (composite_id,) in self.db.execute(
+            "SELECT composite_id FROM composite_members WHERE member_memory_id = ?", [memory_id]
+        ).fetchall():
+            self.db.execute(
+                "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
+                [composite_id, memory_id],
+            )
+            layout = self.db.execute(
+                "SELECT layout FROM composites WHERE id = ?", [composite_id]
+            ).fetchone()[0]
+            if layout is not None:
+                data = json.loads(layout)
+                if isinstance(data, dict) and isinstance(data.get("members"), list):
+                    data["members"] = [
+                        e
+                        for e in data["members"]
+                        if not (isinstance(e, dict) and e.get("id") == memory_id)
+                    ]
+                    layout = json.dumps(data)
+            self.db.execute(
+                """UPDATE composites SET layout = ?, updated_at = ?,
+                       cursor = MIN(cursor, MAX((SELECT count(*) FROM composite_members
+                                                 WHERE composite_id = ?) - 1, 0))
+                   WHERE id = ?""",
+                [layout, now, composite_id, composite_id],
+            )
+            self._renumber(composite_id)
+            self._event(
+                composite_id, "membership-dropped", {"member": memory_id, "why": "forgotten"}
+            )
+        for (composite_id,) in self.db.execute(
+            "SELECT id FROM composites WHERE head_memory_id = ?", [memory_id]
+        ).fetchall():
+            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
+            self.db.execute("DELETE FROM composites WHERE id = ?", [composite_id])
+            self._event(
+                composite_id, "deleted", {"head": memory_id, "why": "its head was forgotten"}
+            )
+
     def mark_stale(self, member_id: int) -> int:
         """Mark the sequence composites a changed detail belongs to as stale."""
         cursor = self.db.execute(
@@ -362,11 +420,24 @@ class Composites:
         )
 
     def _live(self, memory_id: int) -> None:
-        row = self.db.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
-        if row is None:
-            raise NotFound(f"no memory with id {memory_id} in store {self.store.path}")
-        if row[0] in ("superseded", "quarantined"):
-            raise CompositeError(f"memory {memory_id} is {row[0]} and cannot join a composite")
+        """A memory of the store's project that may head or join a composite."""
+        memory = self.store.memories.own(memory_id, doing="put in a composite")
+        if memory.status in ("superseded", "quarantined"):
+            raise CompositeError(
+                f"memory {memory_id} is {memory.status} and cannot join a composite"
+            )
+
+    def _owned(self, composite_id: int) -> Composite:
+        """A composite of the store's project (only its own project changes it)."""
+        current = self.get(composite_id)
+        self.store.memories.own(current.head, doing="change the composites of")
+        return current
+
+    def _head_row(self, memory_id: int) -> dict[str, Any] | None:
+        row = self.db.execute(
+            "SELECT project, scope, shareable FROM memories WHERE id = ?", [memory_id]
+        ).fetchone()
+        return None if row is None else {"project": row[0], "scope": row[1], "shareable": row[2]}
 
 
 def _check_type(type: str) -> None:

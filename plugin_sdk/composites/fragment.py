@@ -49,8 +49,8 @@ class Fragmented:
 
 
 def fragment(store: Store, memory_id: int) -> Fragmented:
-    """Split a memory into a header and details; see the module docstring."""
-    memory = store.memories.get(memory_id)
+    """Split a memory of the store's project into a header and details; see the module docstring."""
+    memory = store.memories.own(memory_id, doing="fragment")
     if memory.status != "active":
         raise CompositeError(
             f"memory {memory_id} is {memory.status}; only active memories are fragmented"

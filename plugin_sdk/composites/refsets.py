@@ -4,6 +4,11 @@
 normalized hash and exact text at that moment and returns the set's id, which
 a host hands to a delegated sub-agent. ``read(store, set_id)`` returns exactly
 what was frozen, however the live composite and its memories change later.
+Only a memory that is forgotten leaves a frozen set: its item stays, with
+the text emptied (``store/forget.py``).
+
+Both work within the store's project: a composite of another project cannot
+be frozen, nor its sets read (:class:`~plugin_sdk.errors.NotFound`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import NotFound
+from plugin_sdk.store.limits import check_id
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -35,6 +41,7 @@ class ReferenceSet:
 def freeze(store: Store, composite_id: int, *, note: str | None = None) -> int:
     """Snapshot a composite; return the reference set's id."""
     composite = store.composites.get(composite_id)
+    store.memories.own(composite.head, doing="freeze the composites of")
     now = store.now()
     with store.atomic():
         cursor = store.db.execute(
@@ -54,9 +61,19 @@ def freeze(store: Store, composite_id: int, *, note: str | None = None) -> int:
 
 def read(store: Store, set_id: int) -> ReferenceSet:
     """A frozen set, exactly as it was frozen."""
-    row = next(iter(store.db.query("SELECT * FROM reference_sets WHERE id = ?", [set_id])), None)
+    check_id(set_id, "reference set")
+    row = next(
+        iter(
+            store.db.query(
+                """SELECT r.* FROM reference_sets r JOIN memories m ON m.id = r.head_memory_id
+                   WHERE r.id = ? AND m.project = ?""",
+                [set_id, store.project],
+            )
+        ),
+        None,
+    )
     if row is None:
-        raise NotFound(f"no reference set with id {set_id} in store {store.path}")
+        raise NotFound(f"no reference set with id {set_id} in project {store.project!r}")
     items = list(
         store.db.query(
             """SELECT memory_id, normalized_hash, content FROM reference_set_items

@@ -5,7 +5,7 @@ The ``classify_cell`` hook decides; two built-ins answer it
 answers, else :func:`rule_cell` here, which reads only pack data:
 
 - **votes per axis.** Each of the pack's cue patterns (``grid.cues``, regular
-  expressions, case-insensitive) that matches the text gives its value one
+  expressions in RE2's syntax, case-insensitive, matched in linear time) that matches the text gives its value one
   vote; the category's usual cell (``grid.category_cells``) gives its memory
   type and referent one vote each (and wins their ties).
 - **the winner** is the value with the most votes; a tie goes to the
@@ -24,7 +24,6 @@ call); ``acts.py`` reads the acts back per actor.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from plugin_sdk.grid.policy import Grid, has_grid
 from plugin_sdk.plugin.records import CellDecision
 from plugin_sdk.store.models import ACTS, DEFAULT_ACT, MEMORY_TYPES, REFERENTS
+from plugin_sdk.store.patterns import compile_pattern
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -41,8 +41,9 @@ CATEGORY_VOTES = 1
 
 
 @lru_cache(maxsize=64)
-def _patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
+def _patterns(patterns: tuple[str, ...]) -> tuple[Any, ...]:
+    # RE2: matching in linear time, whatever a pack's pattern (store/patterns.py)
+    return tuple(compile_pattern(p, ignore_case=True) for p in patterns)
 
 
 def _votes(text: str, table: dict[str, list[str]]) -> dict[str, int]:

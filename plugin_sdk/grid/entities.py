@@ -36,6 +36,7 @@ from plugin_sdk.grid.policy import (
     type_and_subtype,
 )
 from plugin_sdk.grid.strength import days_between, strength
+from plugin_sdk.store.limits import check_id
 from plugin_sdk.store.models import split_cell
 
 if TYPE_CHECKING:
@@ -209,7 +210,8 @@ class Entities:
         is not found either.
         """
         if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
-            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [int(key)]))
+            entity_id = check_id(int(key), "entity")
+            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [entity_id]))
             if rows and (project is None or rows[0]["project"] == project):
                 return _entity(rows[0])
             where = f" in project {project!r}" if project else ""
@@ -273,10 +275,10 @@ class Entities:
     def link(
         self, memory_id: int, names: Iterable[str], *, role: str = "actor"
     ) -> builtins.list[Entity]:
-        """Link a memory to entities (created with their defaults if new)."""
+        """Link a memory of the store's project to entities (created with their defaults if new)."""
         if role not in ROLES:
             raise MemsdkError(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
-        memory = self.store.memories.get(memory_id)
+        memory = self.store.memories.own(memory_id, doing="link")
         with self.store.atomic():
             linked = [self.ensure(name, project=memory.project) for name in names]
             self.db.conn.executemany(
@@ -286,7 +288,8 @@ class Entities:
         return linked
 
     def of_memory(self, memory_id: int) -> builtins.list[tuple[str, Entity]]:
-        """(role, entity) pairs a memory links to."""
+        """(role, entity) pairs a memory (one the store's project may read) links to."""
+        self.store.memories.get(memory_id)
         rows = self.db.query(
             """SELECT l.role, e.* FROM memory_entities l JOIN entities e ON e.id = l.entity_id
                WHERE l.memory_id = ? ORDER BY l.role, e.name""",

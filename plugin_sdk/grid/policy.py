@@ -44,6 +44,7 @@ import attrs
 
 from plugin_sdk.errors import GridError, InvalidEntityName, NoGrid, PackError
 from plugin_sdk.grid.overrides import apply, overrides
+from plugin_sdk.store.patterns import compile_pattern
 
 if TYPE_CHECKING:
     from plugin_sdk.packs.documents import Pack
@@ -348,7 +349,7 @@ def conflicts(installed: Iterable[tuple[str, Mapping[str, Any]]], pack: Pack) ->
 
 
 def validate_grid(document: Mapping[str, Any], source: str) -> None:
-    """Checks the JSON Schema cannot make: regexes compile, category cells name own categories."""
+    """Checks the JSON Schema cannot make: regexes compile with RE2, category cells name own categories."""
     section = document.get("grid") or {}
     seen: dict[str, int] = {}
     for index, rule in enumerate(section.get("namespaces", [])):
@@ -373,8 +374,6 @@ def validate_grid(document: Mapping[str, Any], source: str) -> None:
         for value, patterns in votes.items():
             for index, pattern in enumerate(patterns):
                 try:
-                    re.compile(pattern)
-                except re.error as error:
-                    raise PackError(
-                        source, f"not a regular expression: {error}", f"{prefix}.{value}[{index}]"
-                    ) from error
+                    compile_pattern(pattern, ignore_case=True)
+                except ValueError as error:
+                    raise PackError(source, str(error), f"{prefix}.{value}[{index}]") from error

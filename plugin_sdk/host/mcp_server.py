@@ -39,7 +39,7 @@ INSTRUCTIONS = (
     "memory_search finds more; memory_write files a durable fact under one category. "
     "Follow the directives it lists."
 )
-DESTRUCTIVE = ("memory_archive", "memory_merge", "memory_update")
+DESTRUCTIVE = ("memory_archive", "memory_merge", "memory_update", "memory_forget")
 
 
 def require_mcp() -> None:

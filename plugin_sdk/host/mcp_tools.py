@@ -5,7 +5,7 @@ these tools over MCP, and tests and docs read them directly.
 
 - :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
   ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
-  ``memory_merge``,
+  ``memory_merge``, ``memory_forget``,
   with schemas built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
   category's definition and the packs' ``[prompts] tool`` fragments. The store stays the authority: a category added
@@ -19,6 +19,7 @@ these tools over MCP, and tests and docs read them directly.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -26,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import jsonschema
 
-from plugin_sdk.errors import MemsdkError, NotFound, ToolError
+from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
 from plugin_sdk.model.prompts import tool_fragments
+from plugin_sdk.redact import redact
 from plugin_sdk.stages.inject import expand, indent_lines, inject
+from plugin_sdk.store.limits import check_tree
 from plugin_sdk.store.models import Memory
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 SOURCE = "mcp"  # the source of the memories the tools write
 MAX_INTEGER = 2**63 - 1  # SQLite's largest integer: a larger id or budget is refused up front
+MAX_ARGUMENT_BYTES = 1024 * 1024
 MEMORY_FIELDS = (
     "id",
     "category",
@@ -195,6 +199,20 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             ),
             _merge,
         ),
+        ToolSpec(
+            "memory_forget",
+            "Forget a memory for good: its text is deleted from the store (not archived) "
+            "and the same text is refused from now on. For secrets, or what the user asks "
+            "to be forgotten.",
+            _object(
+                {
+                    "id": memory_id,
+                    "reason": {"type": "string", "maxLength": 500},
+                },
+                ["id"],
+            ),
+            _forget,
+        ),
     ]
 
 
@@ -209,16 +227,17 @@ def call_tool(
             raise ToolError(f"unknown tool {name!r}; tools are: {', '.join(by_name)}")
         args = dict(arguments or {})
         _check_arguments(spec, args)
+        _check_limits(args)
         text, data = spec.run(store, args)
     except MemsdkError as error:
-        return Outcome(f"{name}: {error}", None, is_error=True)
+        return Outcome(redact(f"{name}: {error}"), None, is_error=True)
     except sqlite3.Error as error:
-        return Outcome(f"{name}: store: {error}", None, is_error=True)
+        return Outcome(redact(f"{name}: store: {error}"), None, is_error=True)
     except (OverflowError, ValueError, TypeError) as error:
         # What the schema let through and the handler still could not use
         # (a number too large for SQLite, say) is the caller's to fix.
         return Outcome(
-            f"{name}: cannot use these arguments ({type(error).__name__}: {error})",
+            redact(f"{name}: cannot use these arguments ({type(error).__name__}: {error})"),
             None,
             is_error=True,
         )
@@ -229,6 +248,18 @@ def memory_block(store: Store, budget: int) -> str:
     """The injected table of contents (or a line saying there is nothing to show)."""
     result = inject(store, budget=budget)
     return result.text or f"({result.note})"
+
+
+def _check_limits(args: dict[str, Any]) -> None:
+    """Arguments of bounded size and depth, finite numbers, valid text (``store/limits.py``)."""
+    try:
+        check_tree(args)
+    except InvalidDocument as error:
+        where = f"argument {error.path}: " if error.path else ""
+        raise ToolError(f"{where}{error.reason}") from error
+    size = len(json.dumps(args))
+    if size > MAX_ARGUMENT_BYTES:
+        raise ToolError(f"arguments of {size} bytes; at most {MAX_ARGUMENT_BYTES}")
 
 
 def _check_arguments(spec: ToolSpec, args: dict[str, Any]) -> None:
@@ -256,14 +287,6 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
         "required": required,
         "additionalProperties": False,
     }
-
-
-def _own(store: Store, memory_id: int) -> Memory:
-    """A memory of the server's project (another project's ids are not this server's)."""
-    memory = store.memories.get(memory_id)
-    if memory.project != store.project:
-        raise NotFound(f"no memory with id {memory_id} in project {store.project!r}")
-    return memory
 
 
 def _record(memory: Memory) -> dict[str, Any]:
@@ -299,7 +322,7 @@ def _search(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    memory = _own(store, args["id"])
+    memory = store.memories.get(args["id"])  # the wall: see store/visibility.py
     header = f"[{memory.id}] {memory.category} ({memory.status}, importance {memory.importance})"
     if memory.superseded_by:
         header += f", superseded by [{memory.superseded_by}]"
@@ -307,7 +330,6 @@ def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _expand(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    _own(store, args["id"])
     result = expand(store, args["id"], budget=args.get("budget"))
     data = {"shown": result.shown, "left_out": result.left_out, "tokens": result.tokens}
     text = result.text or "(nothing fits the budget)"
@@ -320,31 +342,32 @@ def _update(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     changes = {k: v for k, v in args.items() if k != "id"}
     if not changes:
         raise ToolError("give at least one of content, category, importance, pinned")
-    _own(store, args["id"])
     memory = store.memories.update(args["id"], **changes)
     return f"Updated memory {memory.id}.\n{_line(memory)}", _record(memory)
 
 
 def _archive(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    _own(store, args["id"])
     memory = store.memories.archive(args["id"])
     return f"Archived memory {memory.id}.", _record(memory)
 
 
 def _merge(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    for memory_id in [*args["source_ids"], args["into"]]:
-        _own(store, memory_id)
     memory = store.memories.merge(args["source_ids"], args["into"])
     sources = ", ".join(f"[{i}]" for i in dict.fromkeys(args["source_ids"]))
     return f"Merged {sources} into memory {memory.id}.\n{_line(memory)}", _record(memory)
 
 
 def _outcome(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    _own(store, args["id"])
+    store.memories.get(args["id"])  # the project wall: another project's private id is NotFound
     good = args["outcome"] == "good"
     moved = store.memories.outcome(args["id"], good, source=SOURCE, note=args.get("note"))
     data = {"id": args["id"], "outcome": args["outcome"], "entities": moved}
     return f"Recorded a {args['outcome']} outcome for memory {args['id']}.", data
+
+
+def _forget(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    done = store.memories.forget(args["id"], reason=args.get("reason", ""))
+    return f"Forgot memory {done.memory_id}; its text is gone.", done.to_dict()
 
 
 def _first_sentence(text: str) -> str:

@@ -21,8 +21,9 @@ from typing import Any
 import attrs
 import jsonschema
 
-from plugin_sdk.errors import PackError
+from plugin_sdk.errors import InvalidDocument, PackError
 from plugin_sdk.packs.sections import validate_sections
+from plugin_sdk.store.limits import MAX_PACK_BYTES, check_tree
 from plugin_sdk.store.models import CRITERIA_FIELDS, LIST_FIELDS
 
 if sys.version_info >= (3, 11):
@@ -80,20 +81,44 @@ def load_pack_file(path: str | Path) -> Pack:
 
 
 def parse_pack_text(text: str, *, source: str, suffix: str) -> Pack:
-    """Parse pack text; ``suffix`` (``.toml`` or ``.json``) picks the syntax."""
+    """Parse pack text; ``suffix`` (``.toml`` or ``.json``) picks the syntax.
+
+    The text is at most :data:`~plugin_sdk.store.limits.MAX_PACK_BYTES`, and
+    the document is checked by ``check_tree`` (depth, finite numbers,
+    integers in SQLite's range, valid Unicode) before the schema.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_PACK_BYTES:
+        raise PackError(source, f"{size} bytes; a pack is at most {MAX_PACK_BYTES}")
     if suffix == ".toml":
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise PackError(source, f"TOML syntax error: {error}") from error
+        except RecursionError as error:
+            raise PackError(source, "nested too deeply to read") from error
+        except ValueError as error:  # an integer of more digits than Python converts
+            raise PackError(source, f"TOML value refused: {str(error).split(';')[0]}") from error
     elif suffix == ".json":
         try:
-            document = json.loads(text, object_pairs_hook=partial(_no_duplicate_keys, source))
+            document = json.loads(
+                text,
+                object_pairs_hook=partial(_no_duplicate_keys, source),
+                parse_constant=_no_constant,
+            )
         except json.JSONDecodeError as error:
             raise PackError(
                 source,
                 f"JSON syntax error: {error.msg} (line {error.lineno}, column {error.colno})",
             ) from error
+        except InvalidDocument as error:
+            raise PackError(source, error.reason) from error
+        except RecursionError as error:
+            raise PackError(source, "nested too deeply to read") from error
+        except ValueError as error:
+            if isinstance(error, PackError):
+                raise
+            raise PackError(source, f"JSON value refused: {str(error).split(';')[0]}") from error
     else:
         raise PackError(source, f"unknown pack file type {suffix!r}; use .toml or .json")
     return validate_pack(document, source=source)
@@ -104,6 +129,10 @@ def validate_pack(document: Any, *, source: str) -> Pack:
     if not isinstance(document, Mapping):
         raise PackError(source, f"a pack is a table/object, not {type(document).__name__}")
     document = dict(document)
+    try:
+        check_tree(document)
+    except InvalidDocument as error:
+        raise PackError(source, error.reason, error.path) from error
     validator = jsonschema.Draft202012Validator(pack_schema())
     errors = sorted(
         validator.iter_errors(document), key=lambda e: (list(map(str, e.path)), e.message)
@@ -157,6 +186,10 @@ def _full_criteria(criteria: Mapping[str, Any]) -> dict[str, Any]:
 def _dotted(path: Any) -> str:
     parts = [f"[{p}]" if isinstance(p, int) else str(p) for p in path]
     return ".".join(parts).replace(".[", "[") or "(top level)"
+
+
+def _no_constant(name: str) -> Any:
+    raise InvalidDocument(f"{name} is not a finite number (JSON has no {name})")
 
 
 def _no_duplicate_keys(source: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:

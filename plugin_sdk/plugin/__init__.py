@@ -14,8 +14,9 @@ and return are exported here too, as are the store types they receive::
 Besides the marker, the records and the types, the helpers memsdk's own
 plugins use are exported too, so a plugin can reuse them: the tagged parser
 and the prompt builders, the rule-based classifiers' fallbacks, the grid's
-vocabulary and policy, act distributions, and ``indent_lines`` for rendering
-memory text. The built-in plugins import from here, as a third party would.
+vocabulary and policy, act distributions, ``indent_lines`` for rendering
+memory text, and ``readable_sql``: the SQL condition for what a project may
+read (its own memories and other projects' shared ones). The built-in plugins import from here, as a third party would.
 
 Register the module through the ``memsdk`` entry-point group (see
 ``docs/writing-a-plugin.md``); test it with the fixtures in
@@ -113,6 +114,9 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.store.tokens import (
         TokenCounter,
     )
+    from plugin_sdk.store.visibility import (
+        readable_sql,
+    )
 
 _EXPORTS = {
     "ACTS": "plugin_sdk.store.models",
@@ -157,6 +161,7 @@ _EXPORTS = {
     "parse_tagged": "plugin_sdk.model.tagged",
     "predominant_act": "plugin_sdk.grid.acts:predominant",
     "interaction_style": "plugin_sdk.grid.acts:style",
+    "readable_sql": "plugin_sdk.store.visibility",
     "rule_cell": "plugin_sdk.grid.cells",
     "rule_classification": "plugin_sdk.stages.classify",
     "header_of": "plugin_sdk.stages.classify",
@@ -208,6 +213,7 @@ __all__ = [
     "make_plugin_manager",
     "parse_tagged",
     "predominant_act",
+    "readable_sql",
     "rule_cell",
     "rule_classification",
     "split_cell",

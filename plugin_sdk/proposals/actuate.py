@@ -48,19 +48,21 @@ def apply_memory(store: Store, proposal: Proposal) -> dict[str, Any]:
         )
         return {"action": action, "memory_id": result.id, "created": result.created}
     if action == "update":
-        current = store.memories.get(diff["id"])
+        current = store.memories.own(diff["id"], project=proposal.project, doing="update")
         if current.status not in ("active", "pending"):
             raise ApplyFailed(f"memory {current.id} is {current.status} now")
-        updated = store.memories.update(current.id, content=diff["content"])
+        updated = store.memories.update(
+            current.id, content=diff["content"], project=proposal.project
+        )
         return {"action": action, "memory_id": updated.id, "changed": updated != current}
     if action == "merge":
-        target = store.memories.get(diff["into"])
+        target = store.memories.own(diff["into"], project=proposal.project, doing="merge")
         if target.category != diff["category"]:
             raise ApplyFailed(f"memory {target.id} is in {target.category} now")
         text = diff.get("content")
         if text and text != target.content:
-            store.memories.update(target.id, content=text)
-        store.memories.merge(diff["sources"], into=target.id)
+            store.memories.update(target.id, content=text, project=proposal.project)
+        store.memories.merge(diff["sources"], into=target.id, project=proposal.project)
         return {"action": action, "memory_id": target.id, "merged": diff["sources"]}
     raise InvalidProposal(f"memory_entry {action}: nothing to apply")
 

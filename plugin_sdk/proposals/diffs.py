@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from plugin_sdk.errors import (
     GitError,
     InvalidProposal,
+    NotFound,
+    ReadOnlyMemory,
     UnknownProposalCategory,
 )
 from plugin_sdk.proposals.gitapply import check_path
@@ -47,8 +49,15 @@ def check_diff_type(diff_type: str) -> None:
         )
 
 
-def check_proposal(store: Store, diff_type: str, diff: Any, evidence: Any = ()) -> None:
-    """Everything :func:`check_diff` checks, the category against the store, the evidence."""
+def check_proposal(
+    store: Store, diff_type: str, diff: Any, evidence: Any = (), *, project: str | None = None
+) -> None:
+    """Everything :func:`check_diff` checks, the category against the store, the evidence.
+
+    The project (default: the store's) is a wall: evidence must be memories
+    it may read, and a memory entry may update or merge only its own memories
+    (``store/visibility.py``).
+    """
     check_diff(diff_type, diff)
     category = diff.get("category") if diff_type == "memory_entry" else None
     if category is not None and category not in store.category_names():
@@ -60,6 +69,22 @@ def check_proposal(store: Store, diff_type: str, diff: Any, evidence: Any = ()) 
         )
     if not isinstance(evidence, (list, tuple)) or not all(_is_int(i) for i in evidence):
         raise InvalidProposal(f"'evidence' must be a list of memory ids; got {evidence!r}")
+    project = project or store.project
+    for memory_id in evidence:
+        try:
+            store.memories.get(memory_id, project=project)
+        except NotFound as error:
+            raise InvalidProposal(f"'evidence': {error}") from error
+    if diff_type == "memory_entry":
+        action = diff["action"]
+        named = {"update": ["id"], "merge": ["into", "sources"]}.get(action, [])
+        for field in named:
+            ids = diff[field] if isinstance(diff[field], list) else [diff[field]]
+            for memory_id in ids:
+                try:
+                    store.memories.own(memory_id, project=project, doing=action)
+                except (NotFound, ReadOnlyMemory) as error:
+                    raise InvalidProposal(f"memory_entry {action}: {field!r}: {error}") from error
 
 
 def check_diff(diff_type: str, diff: Any) -> None:

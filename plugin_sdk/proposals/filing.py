@@ -20,6 +20,7 @@ import attrs
 
 from plugin_sdk.errors import InvalidProposal, NotFound
 from plugin_sdk.proposals.diffs import check_proposal
+from plugin_sdk.store.limits import check_id
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -119,7 +120,7 @@ def propose(
     draft) and the evidence a list of memory ids: :class:`InvalidProposal`
     names the field otherwise (``diffs.py``).
     """
-    check_proposal(store, diff_type, diff, evidence)
+    check_proposal(store, diff_type, diff, evidence, project=project)
     for name, value in (("rationale", rationale), ("source", source)):
         if not isinstance(value, str):
             raise InvalidProposal(f"'{name}' must be a text, not {type(value).__name__}")
@@ -169,10 +170,18 @@ def list_proposals(
 
 
 def get(store: Store, proposal_id: int) -> Proposal:
-    """One proposal by id; :class:`NotFound` if there is none."""
-    rows = list(store.db.query("SELECT * FROM proposals WHERE id = ?", [proposal_id]))
+    """One proposal of the store's project by id; :class:`NotFound` if there is none.
+
+    Another project's proposal is not found either (projects are walls).
+    """
+    check_id(proposal_id, "proposal")
+    rows = list(
+        store.db.query(
+            "SELECT * FROM proposals WHERE id = ? AND project = ?", [proposal_id, store.project]
+        )
+    )
     if not rows:
-        raise NotFound(f"no proposal with id {proposal_id} in store {store.path}")
+        raise NotFound(f"no proposal with id {proposal_id} in project {store.project!r}")
     return Proposal.from_row(rows[0])
 
 

@@ -62,6 +62,8 @@ def check_path(path: str) -> str:
     """A repository-relative POSIX path, normalized; refuses escapes and ``.git``."""
     if not isinstance(path, str) or not path.strip():
         raise GitError("a file proposal needs a path inside the repository")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in path):
+        raise GitError(f"path {path!r} holds a control character (NUL, newline...)")
     parts = path.split("/")
     if path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
         raise GitError(f"path {path!r} is not a plain relative path inside the repository")

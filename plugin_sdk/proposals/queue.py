@@ -52,6 +52,7 @@ from plugin_sdk.proposals.filing import (
 from plugin_sdk.proposals.gitapply import Repo
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import RowChange, record, revert
+from plugin_sdk.redact import redact
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -117,7 +118,7 @@ def edit(
                     f"proposal {proposal_id}: an edit may change 'after' only, "
                     f"not {', '.join(moved)}"
                 )
-        check_proposal(store, proposal.diff_type, new_diff)
+        check_proposal(store, proposal.diff_type, new_diff, project=proposal.project)
         if (new_diff, new_rationale) == (proposal.diff, proposal.rationale):
             return proposal
         digest = diff_hash(new_diff)
@@ -224,7 +225,7 @@ def _apply_memory(store: Store, proposal_id: int, actor: str) -> Proposal:
         if not claimed:
             raise
         _failed(store, proposal_id, None, actor, str(error))
-        raise ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
+        raise ApplyFailed(redact(f"proposal {proposal_id} failed: {error}")) from error
     return get(store, proposal_id)
 
 
@@ -238,7 +239,7 @@ def _apply_file(store: Store, proposal_id: int, target: Target, actor: str) -> P
         result = actuate.apply_file(proposal, target, actor=actor, rendered=rendered)
     except MemsdkError as error:
         _failed(store, proposal_id, claim, actor, str(error))
-        raise ApplyFailed(f"proposal {proposal_id} failed: {error}") from error
+        raise ApplyFailed(redact(f"proposal {proposal_id} failed: {error}")) from error
     try:
         with store.atomic():
             undo_git = {k: result[k] for k in ("repo", "branch", "commit", "description")}
@@ -305,6 +306,7 @@ def _applied(
 
 def _failed(store: Store, proposal_id: int, claim: int | None, actor: str, reason: str) -> None:
     """Mark a failed apply; ``claim`` None: the approval was rolled back with the change."""
+    reason = redact(reason)
     with store.atomic():
         if claim is None:
             store.db.execute(

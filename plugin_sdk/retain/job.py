@@ -49,6 +49,7 @@ from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid.consolidation import ENTITY_STRENGTH, ensure_math
 from plugin_sdk.grid.entities import Entity as EntityRecord
 from plugin_sdk.grid.policy import Grid, grid
+from plugin_sdk.redact import redact
 from plugin_sdk.retain import routing
 from plugin_sdk.retain.fit import measure
 from plugin_sdk.retain.handlers import RetainContext, dispatch, registered_handlers
@@ -161,7 +162,7 @@ class RetainJob:
                 with self.store.atomic():
                     self.process(observation, report)
             except Exception as error:  # one observation's failure must not stop the rest
-                message = f"{type(error).__name__}: {error}"
+                message = redact(f"{type(error).__name__}: {error}")
                 self.store.db.execute(
                     """UPDATE observations SET status = 'failed', error = ?, processed_at = ?
                        WHERE project = ? AND id = ?""",

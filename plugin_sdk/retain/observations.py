@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import jsonschema
 
-from plugin_sdk.errors import InvalidObservation, MemsdkError, NotFound
+from plugin_sdk.errors import InvalidDocument, InvalidObservation, MemsdkError, NotFound
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import Observation, ObservedFact, ObservedRelation
+from plugin_sdk.store.limits import MAX_LINE_BYTES, check_tree, loads_json
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -112,9 +113,11 @@ def content_hash(document: Mapping[str, Any]) -> str:
 def parse_line(text: str) -> dict[str, Any]:
     """One JSONL line as an observation document (:class:`InvalidObservation` if not)."""
     try:
-        document = json.loads(text)
+        document = loads_json(text, max_bytes=MAX_LINE_BYTES)
     except json.JSONDecodeError as error:
         raise InvalidObservation(f"not JSON: {error.msg} (column {error.colno})") from error
+    except InvalidDocument as error:
+        raise InvalidObservation(error.reason, error.path) from error
     if not isinstance(document, dict):
         raise InvalidObservation(f"an observation is a JSON object, not {type(document).__name__}")
     return document
@@ -122,6 +125,10 @@ def parse_line(text: str) -> dict[str, Any]:
 
 def check_document(document: Mapping[str, Any]) -> Observation:
     """Validate a document against the schema and read it (:class:`InvalidObservation`)."""
+    try:
+        check_tree(document)
+    except InvalidDocument as error:
+        raise InvalidObservation(error.reason, error.path or "(top level)") from error
     errors = sorted(_validator().iter_errors(document), key=lambda e: list(map(str, e.path)))
     if errors:
         first = errors[0]

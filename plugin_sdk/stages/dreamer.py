@@ -37,6 +37,7 @@ import attrs
 from plugin_sdk.errors import LeaseLost, MemsdkError, NotFound, TaskBusy
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import propose
+from plugin_sdk.redact import redact
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -266,7 +267,14 @@ class Dreamer:
             self.store.db.execute(
                 """UPDATE dreamer_state SET status = ?, last_error = ?, lease_owner = NULL,
                    lease_until = NULL, updated_at = ? WHERE task = ? AND project = ? AND lease_owner = ?""",
-                [status, error, self.store.now(), task.name, self.project, self.owner],
+                [
+                    status,
+                    None if error is None else redact(error),
+                    self.store.now(),
+                    task.name,
+                    self.project,
+                    self.owner,
+                ],
             )
 
 

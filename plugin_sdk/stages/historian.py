@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import HistorianReplyError, InvalidTranscript, NoModel
+from plugin_sdk.errors import ForgottenText, HistorianReplyError, InvalidTranscript, NoModel
 from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
@@ -58,6 +58,8 @@ class HistorianReport:
     folded: list[int] = attrs.field(factory=list)
     quarantined: list[dict[str, Any]] = attrs.field(factory=list)
     ignored: list[Malformed] = attrs.field(factory=list)
+    #: facts refused because their text was forgotten (``memsdk forget``)
+    refused: list[dict[str, Any]] = attrs.field(factory=list)
     view: list[int] = attrs.field(factory=list)
     placed: list[dict[str, int]] = attrs.field(factory=list)  # {"id", "under", "composite"}
     nothing_new: bool = False
@@ -124,42 +126,25 @@ def run_historian(
         raise HistorianReplyError("the model's reply is empty")
     with store.atomic():
         for fact in parsed.facts:
-            admission = hooks.historian_admit(store=store, fact=fact)
-            if admission.action == "write":
-                result = store.memories.write(
-                    fact.text,
-                    fact.category,
-                    project=project,
-                    source=source,
-                    importance=admission.importance,
-                )
-                (report.written if result.created else report.folded).append(result.id)
-                if fact.under is not None:
-                    _place(store, report, result.id, fact.under, view)
-            else:
-                kept = store.memories.quarantine(
-                    fact.text,
-                    fact.category,
-                    reason=admission.reason,
-                    project=project,
-                    source=source,
-                )
-                report.quarantined.append(
-                    {
-                        "id": kept.id,
-                        "category": fact.category,
-                        "reason": admission.reason,
-                        "line": fact.line,
-                        "text": fact.text,
-                    }
+            try:
+                _keep_fact(store, report, fact, project, source, view)
+            except ForgottenText as error:
+                report.refused.append(
+                    {"category": fact.category, "line": fact.line, "forgotten": error.memory_id}
                 )
         for piece in parsed.malformed:
             if piece.reason == OUTSIDE:
                 report.ignored.append(piece)
                 continue
-            kept = store.memories.quarantine(
-                piece.text, "", reason=piece.reason, project=project, source=source
-            )
+            try:
+                kept = store.memories.quarantine(
+                    piece.text, "", reason=piece.reason, project=project, source=source
+                )
+            except ForgottenText as error:
+                report.refused.append(
+                    {"category": "", "line": piece.line, "forgotten": error.memory_id}
+                )
+                continue
             report.quarantined.append(
                 {
                     "id": kept.id,
@@ -185,6 +170,47 @@ def _place(
     if memory_id not in group.members:
         store.composites.add(group.id, memory_id)
     report.placed.append({"id": memory_id, "under": head, "composite": group.id})
+
+
+def _keep_fact(
+    store: Store,
+    report: HistorianReport,
+    fact: Any,
+    project: str | None,
+    source: str,
+    view: list[Memory],
+) -> None:
+    """Write one parsed fact, or quarantine it as the admission says."""
+    hooks = store.plugins.hook
+    admission = hooks.historian_admit(store=store, fact=fact)
+    if admission.action == "write":
+        result = store.memories.write(
+            fact.text,
+            fact.category,
+            project=project,
+            source=source,
+            importance=admission.importance,
+        )
+        (report.written if result.created else report.folded).append(result.id)
+        if fact.under is not None:
+            _place(store, report, result.id, fact.under, view)
+    else:
+        kept = store.memories.quarantine(
+            fact.text,
+            fact.category,
+            reason=admission.reason,
+            project=project,
+            source=source,
+        )
+        report.quarantined.append(
+            {
+                "id": kept.id,
+                "category": fact.category,
+                "reason": admission.reason,
+                "line": fact.line,
+                "text": fact.text,
+            }
+        )
 
 
 def bounded_view(

@@ -46,6 +46,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError, NotFound
 from plugin_sdk.plugin.records import Ranked
 from plugin_sdk.store.normalize import normalized_hash
+from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
     from plugin_sdk.plugin.records import Candidate
@@ -120,7 +121,7 @@ def inject(
         left_out[memory_id] = "over budget"
     # What one expand of each chosen header shows: its count is rendered, and
     # the same ids make the coverage (read once, for the chosen headers only).
-    members = _members(store, [c.memory_id for c in chosen if c.header])
+    members = _members(store, project, [c.memory_id for c in chosen if c.header])
     for candidate in chosen:
         if candidate.header:
             candidate.details = len(members.get(candidate.memory_id, ()))
@@ -217,7 +218,9 @@ class Expansion:
 def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expansion:
     """A header's details (or a theme's members) in order, within ``budget`` tokens.
 
-    A memory that heads nothing expands to itself.
+    A memory that heads nothing expands to itself. Only what the store's
+    project may read is shown: the memory itself must be readable (else
+    :class:`NotFound`), and a member that is not is left out.
 
     Details are taken in sequence order while they fit; the rest are listed
     in ``left_out``. Each detail shown counts one retrieval.
@@ -231,7 +234,7 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
         raise NotFound(f"memory {memory_id} is {memory.status}; nothing to expand")
     ids = groups[0].members if groups else [memory_id]
     if groups:  # archived or superseded members are not part of what a header stands for
-        ids = [m for m in ids if store.memories.get(m).status == "active"]
+        ids = _readable_active(store, ids)
     lines = [f'<memory-details of="{memory_id}">']
     shown: list[int] = []
     left: list[int] = []
@@ -247,6 +250,22 @@ def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expans
     text = "\n".join([*lines, "</memory-details>"]) if shown else ""
     store.memories.record_retrievals(shown)
     return Expansion(text, store.tokenizer.count(text), shown, left)
+
+
+def _readable_active(store: Store, ids: list[int]) -> list[int]:
+    """The active memories among ``ids`` that the store's project may read, in order."""
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        found.update(
+            row[0]
+            for row in store.db.execute(
+                f"""SELECT m.id FROM memories m WHERE m.status = 'active'
+                    AND m.id IN ({",".join("?" * len(part))}) AND {readable_sql("m")}""",
+                [*part, store.project],
+            )
+        )
+    return [memory_id for memory_id in ids if memory_id in found]
 
 
 def _least_tokens(ranked: Sequence[Candidate]) -> int:
@@ -268,8 +287,8 @@ def _reachable(chosen: list[Candidate], members: dict[int, list[int]]) -> int:
     return len(ids)
 
 
-def _members(store: Store, heads: list[int]) -> dict[int, list[int]]:
-    """Active members of what each head's expand shows (its sequence, else its theme)."""
+def _members(store: Store, project: str, heads: list[int]) -> dict[int, list[int]]:
+    """Active, readable members of what each head's expand shows (its sequence, else its theme)."""
     found: dict[int, dict[str, list[int]]] = {}
     for start in range(0, len(heads), 500):
         part = heads[start : start + 500]
@@ -277,10 +296,10 @@ def _members(store: Store, heads: list[int]) -> dict[int, list[int]]:
             f"""SELECT c.head_memory_id, c.type, d.member_memory_id FROM composites c
                 JOIN composite_members d ON d.composite_id = c.id
                 JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
-                WHERE c.type IN ('sequence', 'theme')
+                WHERE c.type IN ('sequence', 'theme') AND {readable_sql("m")}
                   AND c.head_memory_id IN ({",".join("?" * len(part))})
                 ORDER BY c.id, d.position""",
-            part,
+            [project, *part],
         ).fetchall():
             found.setdefault(head, {}).setdefault(kind, []).append(member)
     return {head: kinds.get("sequence") or kinds.get("theme", []) for head, kinds in found.items()}
@@ -391,9 +410,9 @@ def _record(store: Store, session: str, project: str, result: Injection) -> None
 def _active_count(store: Store, project: str) -> int:
     return int(
         store.db.execute(
-            """SELECT count(*) FROM memories m JOIN categories c
+            f"""SELECT count(*) FROM memories m JOIN categories c
                ON c.name = m.category AND c.status = 'active'
-               WHERE m.project = ? AND m.status = 'active'""",
+               WHERE m.status = 'active' AND {readable_sql("m")}""",
             [project],
         ).fetchone()[0]
     )

@@ -1,6 +1,7 @@
 """The store: one SQLite file holding memories and the policy that governs them.
 
-``Store(path)`` opens or creates the file, switches on WAL, a busy timeout and
+``Store(path)`` opens or creates the file (a new one readable by its owner
+only: 0600, in a 0700 directory), switches on WAL, a busy timeout and
 foreign keys, and applies pending migrations under the write lock (see
 ``fence.py``). A store migrated by a newer memsdk is refused with
 :class:`~plugin_sdk.errors.SchemaTooNew` before anything is written; one whose
@@ -16,9 +17,10 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +40,7 @@ from plugin_sdk.store.locking import (
 )
 from plugin_sdk.store.memories import Memories
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
+from plugin_sdk.store.paths import user_dir
 from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tokens import TokenCounter, default_counter
 
@@ -150,6 +153,12 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def vacuum(self) -> None:
+        """Leave no freed page holding deleted text (see ``forget.vacuum``)."""
+        from plugin_sdk.store.forget import vacuum
+
+        vacuum(self)
 
     @property
     def schema_version(self) -> list[str]:
@@ -309,7 +318,7 @@ def _connect(path: str) -> StoreDatabase:
     db = None
     try:
         if path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(path).expanduser())
         db = open_database(path)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
@@ -332,3 +341,17 @@ def _enable_wal(db: Database, path: str) -> None:
         retrying(db.enable_wal)
     except sqlite3.OperationalError as error:
         raise StoreError(f"cannot open store {path}: {error}") from error
+
+
+def _create_private(path: Path) -> None:
+    """A new store is readable by its owner only: the file 0600, new directories 0700.
+
+    SQLite gives the ``-wal`` and ``-shm`` files the main file's mode. memsdk's
+    own user directory is made 0700 even when it exists; other directories
+    that exist are left as they are, and so is an existing store file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.parent.resolve() == user_dir().resolve():
+        os.chmod(path.parent, 0o700)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

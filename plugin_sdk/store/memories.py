@@ -23,12 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import (
     DuplicateMemory,
+    ForgottenText,
+    InvalidDocument,
     InvalidMemory,
     MemsdkError,
     MergeRefused,
     NotFound,
     UnknownCategory,
 )
+from plugin_sdk.store import forget as forgetting
+from plugin_sdk.store.forget import FORGOTTEN_PREFIX, is_forgotten
+from plugin_sdk.store.limits import check_count, check_id, check_text
 from plugin_sdk.store.models import (
     ACTS,
     MEMORY_STATUSES,
@@ -38,6 +43,7 @@ from plugin_sdk.store.models import (
     split_cell,
 )
 from plugin_sdk.store.normalize import normalized_hash
+from plugin_sdk.store.visibility import check_owner, not_found, readable, readable_sql
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -131,6 +137,8 @@ class Memories:
                     ) from error
                 except InvalidMemory as error:
                     raise InvalidMemory(f"item {position}: {error}") from error
+                except ForgottenText as error:
+                    raise ForgottenText(error.memory_id, f"item {position}") from error
         self._written(results)
         return results
 
@@ -161,6 +169,8 @@ class Memories:
         """
         text = _check_content(content)
         project = project or self.store.project
+        digest = normalized_hash(text)
+        self.refuse_forgotten(project, digest)
         now = self.store.now()
         with self.store.atomic():
             row = self.db.execute(
@@ -170,7 +180,7 @@ class Memories:
                     "content",
                     category,
                     text,
-                    normalized_hash(text),
+                    digest,
                     "quarantined",
                     50,
                     "project",
@@ -201,16 +211,19 @@ class Memories:
             raise self.store.unknown_category(category)
         text = _check_content(content)
         _check_importance(importance)
+        project = project or self.store.project
+        digest = normalized_hash(text)
+        self.refuse_forgotten(project, digest)
         now = self.store.now()
         tokenizer = self.store.tokenizer
         row = self.db.execute(
             _UPSERT,
             [
-                project or self.store.project,
+                project,
                 kinds[category],
                 category,
                 text,
-                normalized_hash(text),
+                digest,
                 "active",
                 int(importance),
                 scope,
@@ -226,18 +239,47 @@ class Memories:
         ).fetchone()
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
 
+    def refuse_forgotten(self, project: str, digest: str) -> None:
+        """Raise :class:`ForgottenText` if text of this hash was forgotten in the project."""
+        row = self.db.execute(
+            """SELECT memory_id FROM forgotten
+               WHERE project = ? AND normalized_hash = ? AND undone_at IS NULL""",
+            [project, digest],
+        ).fetchone()
+        if row is not None:
+            raise ForgottenText(row[0])
+
     def _active_kinds(self) -> dict[str, str]:
         sql = "SELECT name, kind FROM categories WHERE status = 'active' ORDER BY priority, name"
         return {row["name"]: row["kind"] for row in self.db.query(sql)}
 
     # Reading
 
-    def get(self, memory_id: int) -> Memory:
-        """One memory by id; :class:`NotFound` if there is none."""
+    def get(self, memory_id: int, *, project: str | None = None) -> Memory:
+        """One memory by id that ``project`` (default: the store's) may read.
+
+        :class:`NotFound` if there is none, if it is another project's and not
+        shared (see ``visibility.py``), or if it was forgotten.
+        """
+        project = project or self.store.project
+        check_id(memory_id)
         rows = list(self.db.query("SELECT * FROM memories WHERE id = ?", [memory_id]))
-        if not rows:
-            raise NotFound(f"no memory with id {memory_id} in store {self.store.path}")
+        if not rows or not readable(rows[0], project):
+            raise not_found(memory_id, f"project {project!r}")
+        if is_forgotten(rows[0]):
+            raise NotFound(f"memory {memory_id} was forgotten; its text is gone")
         return Memory.from_row(rows[0])
+
+    def own(self, memory_id: int, *, project: str | None = None, doing: str = "change") -> Memory:
+        """A memory ``project`` (default: the store's) owns and so may change.
+
+        Another project's memory is :class:`NotFound`, or
+        :class:`~plugin_sdk.errors.ReadOnlyMemory` when it is shared.
+        """
+        project = project or self.store.project
+        memory = self.get(memory_id, project=project)
+        check_owner(memory, project, doing=doing)
+        return memory
 
     def search(
         self,
@@ -250,9 +292,10 @@ class Memories:
         include_superseded: bool = False,
         raw: bool = False,
     ) -> list[SearchHit]:
-        """Full-text search (FTS5, ranked by bm25) within one project.
+        """Full-text search (FTS5, ranked by bm25) of what one project may read.
 
-        The query's words are matched as plain terms (all must appear, in any
+        That is the project's memories and other projects' shared ones (see
+        ``visibility.py``). The query's words are matched as plain terms (all must appear, in any
         order, with porter stemming); ``raw=True`` passes FTS5 query syntax
         (``OR``, ``NEAR``, prefix ``*``) through instead. Archived and
         superseded memories are left out unless asked for; quarantined ones
@@ -260,6 +303,11 @@ class Memories:
         """
         if not query.strip():
             raise InvalidMemory("search query is empty")
+        try:
+            check_text(query, "search query")
+            check_count(limit, "limit", minimum=1)
+        except InvalidDocument as error:
+            raise InvalidMemory(str(error)) from error
         statuses = ["active"]
         if include_archived:
             statuses.append("archived")
@@ -271,7 +319,7 @@ class Memories:
         sql = f"""
             SELECT m.*, bm25(memories_fts) AS rank
             FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-            WHERE memories_fts MATCH ? AND m.project = ?
+            WHERE memories_fts MATCH ? AND {readable_sql("m")}
               AND m.status IN ({", ".join("?" * len(statuses))})
               {"AND m.category = ?" if category else ""}
             ORDER BY rank, m.id
@@ -430,7 +478,16 @@ class Memories:
         """The query :meth:`iter` runs, or ``None`` when the filters match nothing."""
         if order not in ORDERS:
             raise InvalidMemory(f"unknown order {order!r}; orders are {', '.join(ORDERS)}")
-        clauses: builtins.list[str] = ["project = ?"]
+        try:
+            if limit is not None:
+                check_count(limit, "limit")
+            check_count(offset, "offset")
+        except InvalidDocument as error:
+            raise InvalidMemory(str(error)) from error
+        clauses: builtins.list[str] = [
+            "project = ?",
+            f"normalized_hash NOT LIKE '{FORGOTTEN_PREFIX}%'",
+        ]
         params: builtins.list[Any] = [project or self.store.project]
         statuses = _names(status)
         for value in statuses or ():
@@ -499,17 +556,21 @@ class Memories:
         scope: str | None = None,
         shareable: bool | None = None,
         pinned: bool | None = None,
+        project: str | None = None,
     ) -> Memory:
-        """Change a memory's fields; text and category changes re-hash it.
+        """Change a memory of ``project`` (default: the store's); text and category changes re-hash it.
 
         If the new text and category would duplicate another memory of the
         project, :class:`DuplicateMemory` names that memory and nothing
         changes. Giving a quarantined memory a known category releases it
-        (its status becomes active). Read and written under the write lock, so
-        two updates at once never undo each other's checks.
+        (its status becomes active). New text that was forgotten is refused
+        (:class:`ForgottenText`). Read and written under the write lock, so two
+        updates at once never undo each other's checks.
         """
         with self.store.atomic():
-            return self._update(memory_id, content, category, importance, scope, shareable, pinned)
+            return self._update(
+                memory_id, content, category, importance, scope, shareable, pinned, project
+            )
 
     def _update(
         self,
@@ -520,8 +581,9 @@ class Memories:
         scope: str | None,
         shareable: bool | None,
         pinned: bool | None,
+        project: str | None,
     ) -> Memory:
-        current = self.get(memory_id)
+        current = self.own(memory_id, project=project, doing="update")
         changes: dict[str, Any] = {}
         new_text = current.content if content is None else _check_content(content)
         new_category = current.category if category is None else category
@@ -534,6 +596,8 @@ class Memories:
                 changes["status"] = "active"
         if content is not None or category is not None:
             digest = normalized_hash(new_text)
+            if digest != current.normalized_hash:
+                self.refuse_forgotten(current.project, digest)
             clash = self.db.execute(
                 """SELECT id FROM memories WHERE project = ? AND category = ?
                    AND normalized_hash = ? AND id != ?""",
@@ -573,22 +637,26 @@ class Memories:
                 raise MemsdkError(
                     f"memory {memory_id}: update refused by the store: {error}"
                 ) from error
-        return self.get(memory_id)
+        return self.get(memory_id, project=current.project)
 
-    def merge(self, source_ids: Iterable[int], into: int) -> Memory:
+    def merge(self, source_ids: Iterable[int], into: int, *, project: str | None = None) -> Memory:
         """Fold ``source_ids`` into memory ``into``, in one transaction.
 
         Each source becomes ``superseded`` with ``superseded_by = into``; the
         target's ``merged_from`` gains the source ids and its ``seen_count``
         their seen counts. All must share the target's project and category
         (a cross-category merge is refused: categories key deduplication), the
-        target must be active, and no source may already be superseded.
+        target must be active, and no source may already be superseded. All
+        must be memories of ``project`` (default: the store's).
         """
         # Checked inside the transaction, which holds the write lock from its
         # start: a merge that lost a race to another sees that merge's result.
         with self.store.atomic():
-            target = self.get(into)
-            sources = [self.get(memory_id) for memory_id in dict.fromkeys(source_ids)]
+            target = self.own(into, project=project, doing="merge")
+            sources = [
+                self.own(memory_id, project=project, doing="merge")
+                for memory_id in dict.fromkeys(source_ids)
+            ]
             if target.status != "active":
                 raise MergeRefused(f"merge target {into} is {target.status}, not active")
             for source in sources:
@@ -612,7 +680,7 @@ class Memories:
                 store=self.store, source_ids=ids, target_id=into
             )
         )
-        return self.get(into)
+        return self.get(into, project=target.project)
 
     def fold(self, source_id: int, target_id: int) -> None:
         """Supersede one memory by another (call inside a transaction; no checks).
@@ -646,6 +714,16 @@ class Memories:
         )
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)
+
+    def forget(
+        self, memory_id: int, *, reason: str = "", project: str | None = None
+    ) -> forgetting.Forgotten:
+        """Forget a memory of ``project`` (default: the store's): its text leaves the store.
+
+        See ``store/forget.py``: the row stays with its text emptied, every
+        copy is redacted, and a tombstone refuses the same text coming back.
+        """
+        return forgetting.forget(self.store, memory_id, reason=reason, project=project)
 
     def record_retrievals(self, memory_ids: Iterable[int]) -> bool:
         """Count one retrieval for each memory actually shown to a model.
@@ -723,15 +801,15 @@ class Memories:
         ).fetchone()
         return int(row[0]), int(row[1])
 
-    def archive(self, memory_id: int) -> Memory:
-        """Archive a memory: kept, but no longer searched or injected by default.
+    def archive(self, memory_id: int, *, project: str | None = None) -> Memory:
+        """Archive a memory of ``project`` (default: the store's): kept, no longer searched or injected.
 
         Archiving an archived memory changes nothing. A superseded memory is
         not archived: its successor is the one to archive.
         """
         now = self.store.now()
         with self.store.atomic():  # checked under the write lock: archived once
-            current = self.get(memory_id)
+            current = self.own(memory_id, project=project, doing="archive")
             if current.status == "archived":
                 return current
             if current.status == "superseded":
@@ -748,12 +826,16 @@ class Memories:
         self.store.after_commit(
             lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
         )
-        return self.get(memory_id)
+        return self.get(memory_id, project=current.project)
 
 
 def _check_content(content: str) -> str:
     if not isinstance(content, str) or not content.strip():
         raise InvalidMemory("memory content is empty")
+    try:
+        check_text(content, "memory content")
+    except InvalidDocument as error:
+        raise InvalidMemory(str(error)) from error
     return content.strip()
 
 

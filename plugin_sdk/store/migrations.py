@@ -652,3 +652,31 @@ def m012_design_mechanisms(db: Database) -> None:
             "UPDATE entities SET subtype = ? WHERE id = ?",
             [":".join(name.split(":")[1:-1]), entity_id],
         )
+
+
+@step
+def m011_walls_and_forget(db: Database) -> None:
+    db.executescript(
+        """
+        -- Tombstones of forgotten memories: what was forgotten and when, never the
+        -- text. The hash refuses the same text coming back (undone_at lifts it).
+        -- The memory row stays (its id is referenced), archived, with its text
+        -- emptied and its hash replaced by 'forgotten:<id>'.
+        CREATE TABLE forgotten (
+            memory_id INTEGER PRIMARY KEY REFERENCES memories(id),
+            project TEXT NOT NULL,
+            category TEXT NOT NULL,
+            normalized_hash TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            forgotten_at TEXT NOT NULL,
+            undone_at TEXT
+        );
+        CREATE INDEX forgotten_hash ON forgotten (project, normalized_hash)
+            WHERE undone_at IS NULL;
+
+        -- The memories every project may read (scope 'global' and shareable):
+        -- search and injection add them to a project's own without a scan.
+        CREATE INDEX memories_shared ON memories (status, project)
+            WHERE scope = 'global' AND shareable = 1;
+        """
+    )

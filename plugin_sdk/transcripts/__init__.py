@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.store.limits import jsonl_lines
 from plugin_sdk.transcripts import chatgpt_export, claude_code, llm_logs, openai_messages
 from plugin_sdk.transcripts.chunker import (
     DEFAULT_BUDGET,
@@ -105,17 +106,17 @@ def detect_format(path: str | Path) -> str:
         raise TranscriptError(f"{path}: neither text nor a SQLite database") from error
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (RecursionError, ValueError):  # not JSON, too deep, an integer too long
         data = None
     else:
         if chatgpt_export.looks_like(data):
             return chatgpt_export.FORMAT
         if isinstance(data, list) or (isinstance(data, dict) and _OPENAI_KEYS & data.keys()):
             return openai_messages.FORMAT
-    for line in text.splitlines()[:_SNIFF_LINES]:
+    for line in jsonl_lines(text)[:_SNIFF_LINES]:
         try:
             record = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
+        except (RecursionError, ValueError):
             continue
         if isinstance(record, dict) and (
             _CLAUDE_KEYS & record.keys() or record.get("type") in _CLAUDE_TYPES

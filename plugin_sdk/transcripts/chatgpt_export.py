@@ -31,7 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from plugin_sdk.errors import TranscriptError
+from plugin_sdk.errors import InvalidDocument, TranscriptError
+from plugin_sdk.store.limits import loads_json
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.text import (
     DEFAULT_TOOL_OUTPUT_CHARS,
@@ -43,6 +44,7 @@ from plugin_sdk.transcripts.text import (
 )
 
 FORMAT = "chatgpt-export"
+MAX_FILE_BYTES = 1024 * 1024 * 1024  # an export holds every conversation of an account
 _TEXT_TYPES = ("text", "multimodal_text", "code", "execution_output")
 _SKIPPED_TYPES = {
     "thoughts": "reasoning",
@@ -61,8 +63,8 @@ def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> T
     """Import a ChatGPT export file; see the module docstring."""
     report = ImportReport(FORMAT, str(path))
     try:
-        data = json.loads(path.read_text("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        data = loads_json(path.read_text("utf-8-sig"), max_bytes=MAX_FILE_BYTES, numbers=False)
+    except (UnicodeDecodeError, json.JSONDecodeError, InvalidDocument) as error:
         raise TranscriptError(f"{path}: not a readable JSON file ({error})") from error
     conversations = data if isinstance(data, list) else [data]
     messages: list[Message] = []

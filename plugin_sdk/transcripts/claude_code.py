@@ -46,7 +46,8 @@ from typing import Any
 
 import attrs
 
-from plugin_sdk.errors import TranscriptError
+from plugin_sdk.errors import InvalidDocument, TranscriptError
+from plugin_sdk.store.limits import loads_json
 from plugin_sdk.transcripts.claude_blocks import At, BlockReader, stamp
 from plugin_sdk.transcripts.claude_chain import kept_records
 from plugin_sdk.transcripts.claude_harness import clean, is_synthetic
@@ -99,13 +100,13 @@ def _lines(raw: bytes) -> list[tuple[int, int, str]]:
 def _parse(report: ImportReport, number: int, line: str) -> dict[str, Any] | None:
     where = f"line {number}"
     try:
-        record = json.loads(line)
+        record = loads_json(line, numbers=False)
     except json.JSONDecodeError as error:
         report.problem(where, f"not valid JSON ({error.msg}, column {error.colno})")
         report.skip("malformed line")
         return None
-    except RecursionError:
-        report.problem(where, "JSON nested too deeply to read")
+    except InvalidDocument as error:  # too large, too deep, a lone surrogate
+        report.problem(where, f"refused: {error}")
         report.skip("malformed line")
         return None
     if not isinstance(record, dict):

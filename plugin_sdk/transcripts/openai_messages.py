@@ -28,7 +28,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from plugin_sdk.errors import TranscriptError
+from plugin_sdk.errors import InvalidDocument, TranscriptError
+from plugin_sdk.store.limits import loads_json
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.openai_items import read_item
 from plugin_sdk.transcripts.text import (
@@ -41,6 +42,7 @@ from plugin_sdk.transcripts.text import (
 )
 
 FORMAT = "openai"
+MAX_FILE_BYTES = 256 * 1024 * 1024  # one JSON document holding the whole conversation
 _TEXT_PARTS = ("text", "input_text", "output_text")
 _LIST_KEYS = (
     "messages",
@@ -53,7 +55,9 @@ def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> T
     """Import an OpenAI-style message list; see the module docstring."""
     report = ImportReport(FORMAT, str(path))
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = loads_json(path.read_text("utf-8"), max_bytes=MAX_FILE_BYTES, numbers=False)
+    except InvalidDocument as error:
+        raise TranscriptError(f"{path}: refused: {error}") from error
     except UnicodeDecodeError as error:
         raise TranscriptError(f"{path}: not UTF-8 text ({error.reason})") from error
     except json.JSONDecodeError as error:

@@ -1,0 +1,63 @@
+"""Credentials out of every error that is printed or stored: one :func:`redact`.
+
+A provider's error may echo the API key it was given; a git remote may carry
+a token in its URL. Whatever memsdk prints (the command line's ``Error:``
+line) or stores (a dreamer task's ``last_error``, a failed proposal's or
+observation's ``error``) goes through :func:`redact` first, which replaces
+what looks like a credential with ``[redacted]``:
+
+- API-key shapes: ``sk-...`` (OpenAI, Anthropic ``sk-ant-...``), ``ghp_`` and
+  other GitHub tokens, ``xox.-`` Slack tokens, Google ``AIza...`` keys,
+  AWS access key ids (``AKIA...``, ``ASIA...``) and ``aws_secret_access_key``
+  values;
+- ``Authorization:`` and ``Proxy-Authorization:`` header values, ``Bearer`` and
+  ``Basic`` credentials, ``x-api-key`` / ``api-key`` headers;
+- ``key=value`` pairs whose key names a secret (``api_key``, ``token``,
+  ``password``, ``secret``...), in text, JSON or query strings;
+- the password in a URL (``https://user:password@host``).
+
+It is deliberately eager: a false positive costs a word of an error message.
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "[redacted]"
+
+_PATTERNS = (
+    # header values and bearer credentials
+    re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?:\"|')?[^\r\n\"',;]+"),
+    re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"),
+    re.compile(r"(?i)\b((?:x-)?api-key\s*[:=]\s*)(?:\"|')?[^\s\"',;]+"),
+    # key=value / "key": "value" with a secret-sounding key
+    re.compile(
+        r"(?i)((?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret(?:[_-]?access[_-]?key)?"
+        r"|password|passwd|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)[^\s\"'&,;}]+"
+    ),
+    # URL credentials
+    re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)"),
+)
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{12,}"  # OpenAI, Anthropic (sk-ant-...)
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{30,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16})\b"
+)
+
+
+def redact(text: object) -> str:
+    """``text`` (made a string) with credentials replaced by ``[redacted]``."""
+    result = str(text)
+    result = _KEY_SHAPES.sub(REDACTED, result)
+    for pattern in _PATTERNS:
+        result = pattern.sub(_keep_prefix, result)
+    return result
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    groups = [g for g in match.groups() if g is not None]
+    if len(groups) == 2 and groups[1] == "@":  # URL: scheme://user: [redacted] @
+        return f"{groups[0]}{REDACTED}@"
+    return "".join(groups) + REDACTED

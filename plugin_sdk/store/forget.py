@@ -1,0 +1,298 @@
+"""Forget: a memory's text leaves the store for good, and stays out.
+
+``store.memories.forget(id, reason=...)`` (a memory of the store's project):
+
+- **the row** stays, because other rows refer to its id, but its text is
+  emptied, its hash becomes ``forgotten:<id>``, and it is archived, unpinned
+  and no longer shared. ``memories.get`` says it was forgotten; no list,
+  search, injection or expand shows it. The full-text index drops its words
+  through its trigger.
+- **copies** of the text are removed: its membership in composites (and the
+  composites it heads; their members stay), the exact pieces fragmentation
+  kept in a composite's layout, its items in frozen reference sets, the
+  payload of the observations that wrote it, and every place that quotes the
+  text in full: Compiled Truth versions, facts, proposals (diff, rationale,
+  error), the queue's history and undo records, composite events and the
+  dreamer's last errors. Text is replaced by :data:`REDACTED`; inside JSON
+  only string values change, never the document's shape. An undo record
+  that no longer matches is refused by ``undo`` as any changed row is.
+- **a tombstone** in ``forgotten`` says what was forgotten: the id, project,
+  category, when and why, never the text. It keeps the text's normalized
+  hash, so the same text coming back (a write, the historian, a retain run of
+  a replayed observation) is refused with
+  :class:`~plugin_sdk.errors.ForgottenText` and reported, until
+  :func:`undo` lifts the tombstone (the text is not restored).
+
+Other memories that hold the text inside theirs (the original a fragment
+came from, say) are not changed: :attr:`Forgotten.also_in` names them, and
+``memsdk forget --secret PATTERN`` finds and forgets every memory a pattern
+matches.
+
+Deleted text can linger in free pages and the write-ahead log until they are
+reused. :func:`vacuum` checkpoints the log (truncating it), optimizes the
+full-text index (merging away its deleted entries) and runs ``VACUUM``, so
+the file holds nothing of it; ``secure_delete`` is on while forgetting, so
+freed cells are zeroed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.store.limits import check_id
+from plugin_sdk.store.patterns import compile_pattern
+from plugin_sdk.store.visibility import check_owner, not_found
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+REDACTED = "[forgotten]"
+FORGOTTEN_PREFIX = "forgotten:"
+
+#: Plain-text columns that may quote a memory in full.
+TEXT_COPIES = (
+    ("compiled_truths", "markdown"),
+    ("facts", "object"),
+    ("proposals", "rationale"),
+    ("proposals", "error"),
+    ("dreamer_state", "last_error"),
+    ("observations", "error"),
+)
+#: JSON columns that may hold a memory's text as a string value.
+JSON_COPIES = (
+    ("composites", "layout"),
+    ("composite_events", "detail"),
+    ("observations", "document"),
+    ("proposals", "diff"),
+    ("proposal_events", "detail"),
+    ("proposal_applications", "result"),
+    ("proposal_applications", "undo"),
+)
+
+
+@attrs.frozen
+class Forgotten:
+    """What one forget did: the tombstone's fields, what was redacted where, and what still holds the text."""
+
+    memory_id: int
+    project: str
+    category: str
+    reason: str
+    forgotten_at: str
+    redacted: dict[str, int]
+    also_in: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+@attrs.frozen
+class Tombstone:
+    """One row of ``forgotten``: what was forgotten, never the text."""
+
+    memory_id: int
+    project: str
+    category: str
+    reason: str
+    forgotten_at: str
+    undone_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def forget(
+    store: Store, memory_id: int, *, reason: str = "", project: str | None = None
+) -> Forgotten:
+    """Forget one memory of ``project`` (default: the store's); see the module docstring."""
+    project = project or store.project
+    check_id(memory_id)
+    now = store.now()
+    # checked under the write lock: two forgets at once forget once
+    with _secure_delete(store), store.atomic():
+        row = store.db.execute(
+            "SELECT id, project, scope, shareable, category, content, normalized_hash "
+            "FROM memories WHERE id = ?",
+            [memory_id],
+        ).fetchone()
+        if row is None:
+            raise not_found(memory_id, f"project {project!r}")
+        fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
+        check_owner(fields, project, doing="forget")
+        category, text, digest = row[4], row[5], row[6]
+        if str(digest).startswith(FORGOTTEN_PREFIX):
+            raise MemsdkError(f"memory {memory_id} is forgotten already")
+        store.db.execute(
+            """INSERT INTO forgotten (memory_id, project, category, normalized_hash, reason,
+                   forgotten_at) VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT (memory_id) DO UPDATE SET normalized_hash = excluded.normalized_hash,
+                   reason = excluded.reason, forgotten_at = excluded.forgotten_at,
+                   undone_at = NULL""",
+            [memory_id, project, category, digest, reason, now],
+        )
+        store.db.execute(
+            """UPDATE memories SET content = '', normalized_hash = ?, status = 'archived',
+                   archived_at = COALESCE(archived_at, ?), updated_at = ?, token_count = 0,
+                   note = NULL, pinned = 0, shareable = 0, scope = 'project'
+               WHERE id = ?""",
+            [f"{FORGOTTEN_PREFIX}{memory_id}", now, now, memory_id],
+        )
+        redacted = _redact_copies(store, memory_id, text)
+        store.composites.drop_forgotten(memory_id)
+        if hasattr(store, "vectors"):  # the vector index, where it is installed
+            store.vectors.drop_vectors([memory_id])
+        also_in = [
+            r[0]
+            for r in store.db.execute(
+                "SELECT id FROM memories WHERE project = ? AND id != ? AND instr(content, ?) > 0 "
+                "ORDER BY id",
+                [project, memory_id, text],
+            )
+        ]
+    return Forgotten(memory_id, project, category, reason, now, redacted, also_in)
+
+
+def matching(store: Store, pattern: str, *, project: str | None = None) -> list[int]:
+    """Ids of the project's memories (any status, not forgotten) whose text ``pattern`` matches.
+
+    The pattern is a regular expression in RE2's syntax, matched in linear
+    time (``patterns.py``).
+    """
+    try:
+        compiled = compile_pattern(pattern)
+    except ValueError as error:
+        raise MemsdkError(f"--secret {error}") from error
+    rows = store.db.execute(
+        "SELECT id, content FROM memories WHERE project = ? AND normalized_hash NOT LIKE ? "
+        "ORDER BY id",
+        [project or store.project, f"{FORGOTTEN_PREFIX}%"],
+    )
+    return [memory_id for memory_id, content in rows if compiled.search(content)]
+
+
+def undo(store: Store, memory_id: int, *, project: str | None = None) -> Tombstone:
+    """Lift a tombstone: the text may be stored again (it is not restored)."""
+    project = project or store.project
+    check_id(memory_id)
+    with store.atomic():
+        cursor = store.db.execute(
+            "UPDATE forgotten SET undone_at = ? WHERE memory_id = ? AND project = ? "
+            "AND undone_at IS NULL",
+            [store.now(), memory_id, project],
+        )
+        if cursor.rowcount != 1:
+            raise NotFound(f"no forgotten memory with id {memory_id} in project {project!r}")
+    return tombstones(store, project=project, memory_id=memory_id)[0]
+
+
+def tombstones(
+    store: Store, *, project: str | None = None, memory_id: int | None = None
+) -> list[Tombstone]:
+    """The project's tombstones, oldest first (lifted ones too)."""
+    sql = "SELECT * FROM forgotten WHERE project = ?"
+    params: list[Any] = [project or store.project]
+    if memory_id is not None:
+        sql += " AND memory_id = ?"
+        params.append(memory_id)
+    return [
+        Tombstone(
+            memory_id=row["memory_id"],
+            project=row["project"],
+            category=row["category"],
+            reason=row["reason"],
+            forgotten_at=row["forgotten_at"],
+            undone_at=row["undone_at"],
+        )
+        for row in store.db.query(sql + " ORDER BY forgotten_at, memory_id", params)
+    ]
+
+
+def vacuum(store: Store) -> None:
+    """Leave no freed page holding old text: checkpoint, optimize the index, ``VACUUM``."""
+    if store.db.conn.in_transaction:
+        raise MemsdkError("vacuum cannot run inside a transaction")
+    with _secure_delete(store):
+        with store.atomic():  # merges the index's segments, dropping deleted entries
+            store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+        store.db.execute("VACUUM")  # rewrites the file: no free page keeps old text
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # and the log is emptied
+
+
+def _redact_copies(store: Store, memory_id: int, text: str) -> dict[str, int]:
+    """Replace the text wherever it is quoted; count the rows changed per table."""
+    counts: dict[str, int] = {}
+
+    def add(table: str, changed: int) -> None:
+        if changed:
+            counts[table] = counts.get(table, 0) + changed
+
+    add(
+        "reference_set_items",
+        store.db.execute(
+            "UPDATE reference_set_items SET content = '', normalized_hash = ? WHERE memory_id = ?",
+            [f"{FORGOTTEN_PREFIX}{memory_id}", memory_id],
+        ).rowcount,
+    )
+    if not text:
+        return counts
+    for table, column in TEXT_COPIES:
+        add(
+            table,
+            store.db.execute(
+                f"UPDATE {table} SET {column} = replace({column}, ?, ?) "
+                f"WHERE instr({column}, ?) > 0",
+                [text, REDACTED, text],
+            ).rowcount,
+        )
+    needles = {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
+    for table, column in JSON_COPIES:
+        where = " OR ".join(f"instr({column}, ?) > 0" for _ in needles)
+        rows = store.db.execute(
+            f"SELECT rowid, {column} FROM {table} WHERE {where}", list(needles)
+        ).fetchall()
+        for rowid, value in rows:
+            try:
+                document = json.loads(value)
+            except (TypeError, ValueError):
+                continue
+            cleaned = _scrub(document, text)
+            if cleaned != document:
+                store.db.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
+                    [json.dumps(cleaned, ensure_ascii=False, sort_keys=True), rowid],
+                )
+                add(table, 1)
+    return counts
+
+
+def _scrub(value: Any, text: str) -> Any:
+    """``value`` with ``text`` replaced in every string value (keys and shape kept)."""
+    if isinstance(value, str):
+        return value.replace(text, REDACTED) if text in value else value
+    if isinstance(value, list):
+        return [_scrub(item, text) for item in value]
+    if isinstance(value, dict):
+        return {key: _scrub(item, text) for key, item in value.items()}
+    return value
+
+
+@contextmanager
+def _secure_delete(store: Store) -> Iterator[None]:
+    """``PRAGMA secure_delete`` on for a block: freed cells are overwritten with zeros."""
+    before = int(store.db.execute("PRAGMA secure_delete").fetchone()[0])
+    store.db.execute("PRAGMA secure_delete = 1")
+    try:
+        yield
+    finally:
+        store.db.execute(f"PRAGMA secure_delete = {before}")
+
+
+def is_forgotten(row: Mapping[str, Any]) -> bool:
+    """Whether a ``memories`` row is a forgotten one (its hash is ``forgotten:<id>``)."""
+    return str(row["normalized_hash"]).startswith(FORGOTTEN_PREFIX)
