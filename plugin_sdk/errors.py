@@ -24,7 +24,11 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
     │   ├── MergeRefused           (ValueError)
     │   ├── ReadOnlyMemory         (ValueError) another project's shared memory
     │   ├── ForgottenText          (ValueError) text that was forgotten, coming back
-    │   └── InvalidDocument        (ValueError) a parsed document over a limit
+    │   ├── InvalidDocument        (ValueError) a parsed document over a limit
+    │   ├── NoStore                a read found no store file at the path given
+    │   ├── EmptyProject           (LookupError) a read of a project that holds nothing
+    │   ├── ProjectConflict        (ValueError) a project name already in use
+    │   └── InvalidExport          (ValueError) an export file that cannot be imported
     ├── CategoryError              categories and the packs that carry them
     │   ├── UnknownCategory        (ValueError)
     │   ├── PackError              (ValueError)
@@ -62,7 +66,9 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
     ├── TranscriptError            (ValueError) transcript files: raised itself
     └── HostError                  the MCP server and its tools
         ├── MissingExtra
-        └── ToolError              (ValueError)
+        ├── ToolError              (ValueError)
+        ├── AccessRefused          a bearer token unknown, or not bound to the project asked for
+        └── HookError              (ValueError) a host hook payload memsdk cannot read
 
 Some steps also raise a plain :class:`MemsdkError` for a one-off refusal that
 no caller needs to catch separately.
@@ -73,19 +79,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "AccessRefused",
     "ApplyFailed",
     "CategoryError",
     "CompositeError",
     "DuplicateEntity",
     "DuplicateMemory",
+    "EmptyProject",
     "ForgottenText",
     "GitError",
     "GridError",
     "HistorianReplyError",
+    "HookError",
     "HostError",
     "InvalidCriteria",
     "InvalidDocument",
     "InvalidEntityName",
+    "InvalidExport",
     "InvalidMemory",
     "InvalidObservation",
     "InvalidProposal",
@@ -102,9 +112,11 @@ __all__ = [
     "NoGrid",
     "NoModel",
     "NoRetainPolicy",
+    "NoStore",
     "NotFound",
     "PackConflict",
     "PackError",
+    "ProjectConflict",
     "ProposalError",
     "QueueError",
     "ReadOnlyMemory",
@@ -231,6 +243,22 @@ class ForgottenText(StoreError, ValueError):
 
 
 # Categories and packs ----------------------------------------------------------------------
+
+
+class NoStore(StoreError):
+    """A command that only reads was pointed at a store file that does not exist."""
+
+
+class EmptyProject(StoreError, LookupError):
+    """A read of a project that holds nothing in this store (the message may name others)."""
+
+
+class ProjectConflict(StoreError, ValueError):
+    """A project name already in use where a new one is needed (rename, import)."""
+
+
+class InvalidExport(StoreError, ValueError):
+    """An export file that cannot be imported; the message names the line."""
 
 
 class CategoryError(MemsdkError):
@@ -476,3 +504,11 @@ class MissingExtra(HostError):
 
 class ToolError(HostError, ValueError):
     """A tool call the server cannot carry out (unknown tool, bad arguments)."""
+
+
+class AccessRefused(HostError):
+    """A bearer token the server does not know, or one not bound to the project asked for."""
+
+
+class HookError(HostError, ValueError):
+    """A hook payload from a host (Claude Code) that memsdk cannot read."""

@@ -106,7 +106,9 @@ def test_unknown_category_lists_categories_and_writes_nothing(run):
     result = run("memory", "write", "x", "-c", "NOPE", ok=False)
     for name in json.loads(run("criteria", "show", "--json").output):
         assert name["name"] in result.output
-    assert json.loads(run("memory", "list", "--status", "any", "--json").output) == []
+    # nothing was written: the project still holds nothing, and a read says so
+    listed = run("memory", "list", "--status", "any", "--json", ok=False)
+    assert listed.exit_code == 1 and "project 'cli-test' holds nothing" in listed.output
 
 
 def test_criteria_set_reset_history(run):

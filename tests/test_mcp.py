@@ -41,6 +41,9 @@ TOOLS = {
     "memory_outcome",
     "memory_merge",
     "memory_forget",
+    "memory_list",
+    "memory_recent",
+    "memory_toc",
 }
 
 
@@ -267,7 +270,14 @@ def test_an_argument_the_handler_cannot_use_is_a_tool_error(db):
     def overflow(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         raise OverflowError("Python int too large to convert to SQLite INTEGER")
 
-    spec = ToolSpec("memory_odd", "odd", {"type": "object", "properties": {}}, overflow)
+    spec = ToolSpec(
+        "memory_odd",
+        "odd",
+        {"type": "object", "properties": {}},
+        overflow,
+        title="Odd",
+        output_schema={"type": "object"},
+    )
     with Store(db, project=PROJECT) as store:
         outcome = call_tool(store, [spec], "memory_odd", {})
     assert outcome.is_error
@@ -352,3 +362,73 @@ def test_ids_of_another_project_are_not_this_servers(db):
 def other_status(db, memory_id):
     with Store(db, project="elsewhere") as other:
         return other.memories.get(memory_id).status
+
+
+def test_every_tool_has_a_title_an_output_schema_and_annotations(db):
+    seen: dict[str, Any] = {}
+    instructions: list[str] = []
+
+    async def scenario(session: ClientSession) -> None:
+        instructions.append((await session.initialize()).instructions or "")  # the kept result
+        listed = await session.list_tools()
+        seen.update({tool.name: tool for tool in listed.tools})
+
+    run(db, scenario)
+    assert set(seen) == TOOLS
+    for tool in seen.values():
+        assert tool.title and tool.annotations.title == tool.title, tool.name
+        assert tool.output_schema["type"] == "object", tool.name
+        assert tool.annotations.open_world_hint is False
+        assert tool.annotations.idempotent_hint is not None
+    read_only = {name for name, tool in seen.items() if tool.annotations.read_only_hint}
+    assert read_only == {
+        "memory_search",
+        "memory_get",
+        "memory_list",
+        "memory_recent",
+        "memory_toc",
+        "memory_expand",
+    }
+    destructive = {name for name, tool in seen.items() if tool.annotations.destructive_hint}
+    assert destructive == {"memory_update", "memory_archive", "memory_merge", "memory_forget"}
+    assert f"Long-term memory for project {PROJECT!r}." in instructions[0]
+
+
+def test_list_recent_toc_and_lenient_ids(db):
+    out: dict[str, Any] = {}
+
+    async def scenario(session: ClientSession) -> None:
+        for n in range(3):
+            await session.call_tool(
+                "memory_write",
+                {"content": f"Graft row {n} in March.", "category": "ORCHARD_GRAFTS"},
+            )
+        first = await session.call_tool("memory_list", {"limit": 2})
+        second = await session.call_tool(
+            "memory_list", {"limit": 2, "offset": first.structured_content["next_offset"]}
+        )
+        grafts = await session.call_tool(
+            "memory_list", {"category": "ORCHARD_GRAFTS", "order": "newest"}
+        )
+        recent = await session.call_tool("memory_recent", {"limit": 2})
+        toc = await session.call_tool("memory_toc", {})
+        one_id = first.structured_content["memories"][0]["id"]
+        by_text = await session.call_tool("memory_get", {"id": f"[{one_id}]"})
+        by_hash = await session.call_tool("memory_get", {"id": f"#{one_id}"})
+        bad = await session.call_tool("memory_get", {"id": "twelve"})
+        out.update(locals())
+
+    run(db, scenario)
+    first, second = out["first"].structured_content, out["second"].structured_content
+    assert len(first["memories"]) == 2 and first["next_offset"] == 2
+    assert len(second["memories"]) == 2 and second["next_offset"] is None
+    contents = [m["content"] for m in out["grafts"].structured_content["memories"]]
+    assert contents == ["Graft row 2 in March.", "Graft row 1 in March.", "Graft row 0 in March."]
+    recent = out["recent"].structured_content["memories"]
+    assert [m["content"] for m in recent] == ["Graft row 2 in March.", "Graft row 1 in March."]
+    toc = out["toc"].structured_content
+    assert "Never graft in frost." in toc["text"] and toc["tokens"] <= toc["budget"]
+    assert text_of(out["toc"]) == toc["text"]
+    assert out["by_text"].structured_content["id"] == out["one_id"]
+    assert out["by_hash"].structured_content["id"] == out["one_id"]
+    assert out["bad"].is_error and "argument id" in text_of(out["bad"])

@@ -2,22 +2,55 @@
 
 Every command that touches a store takes ``--db PATH`` (default: see
 ``store/paths.py``) and ``--project NAME`` (default: derived from the current
-directory, see ``store/project.py``). Errors caused by input print one line,
-``Error: ...`` (credentials redacted: see ``redact.py``), and exit 1 (2 for a wrong option or argument, as click's usage
-errors); nothing is half-written.
+directory, see ``store/project.py``; ``memsdk --verbose`` prints the one in
+use). Errors caused by input print one line, ``Error: ...`` (credentials
+redacted: see ``redact.py``), and exit 1 (2 for a wrong option or argument,
+as click's usage errors); nothing is half-written.
+
+Command groups load on first use (:data:`COMMANDS`), so a hook that runs
+``memsdk inject`` on every turn imports only what inject needs.
 """
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 from typing import Any
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
 from plugin_sdk.errors import MemsdkError, PackConflict
-from plugin_sdk.plugin.manager import call_each, make_plugin_manager
 from plugin_sdk.redact import redact
+
+#: The built-in commands that live in their own modules: name -> "module:attribute".
+COMMANDS = {
+    "backup": "projects:backup",
+    "claude-code": "claude_code:claude_code",
+    "composite": "composite:composite",
+    "criteria": "criteria:criteria",
+    "dream": "dream:dream",
+    "entity": "entity:entity",
+    "expand": "inject:expand",
+    "export": "projects:export",
+    "forget": "memory:forget",
+    "grid": "grid:grid_group",
+    "historian": "historian:historian",
+    "hook": "claude_code:hook",
+    "import": "projects:import_",
+    "inject": "inject:inject_command",
+    "mcp": "mcp:mcp_command",
+    "memory": "memory:memory",
+    "observe": "retain:observe",
+    "outcome": "memory:outcome",
+    "pack": "pack:pack",
+    "projects": "projects:projects",
+    "prompt": "prompt:prompt",
+    "queue": "queue:queue",
+    "retain": "retain:retain_group",
+    "review": "retain:triage",
+    "truth": "retain:truth_group",
+}
 
 
 class UsageProblem(click.ClickException):
@@ -27,7 +60,21 @@ class UsageProblem(click.ClickException):
 
 
 class MemsdkGroup(click.Group):
-    """Turns memsdk's errors, and usage errors, into one line and a non-zero exit."""
+    """Turns memsdk's errors, and usage errors, into one line and a non-zero exit.
+
+    Commands named in :data:`COMMANDS` are imported when they are asked for.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        found = self.commands.get(cmd_name)
+        if found is None and cmd_name in COMMANDS:
+            module, _, attribute = COMMANDS[cmd_name].partition(":")
+            found = getattr(importlib.import_module(f"plugin_sdk.cli.{module}"), attribute)
+            self.commands[cmd_name] = found
+        return found
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -51,12 +98,23 @@ class MemsdkGroup(click.Group):
 
 @click.group(cls=MemsdkGroup)
 @click.version_option(package_name="memsdk")
-def cli() -> None:
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Print the store and the project in use (to stderr)."
+)
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
     """memsdk: long-term memory for agent hosts.
 
     One SQLite store holds the memories and the category criteria that govern
     them. Start with `memsdk demo`, then `memsdk init --pack ops`.
+
+    The project: --project, else MEMSDK_PROJECT, else the current directory's
+    git repository (git:<root commit>), else the directory (path:<dir>).
+    `memsdk projects` lists a store's projects.
     """
+    if not isinstance(ctx.obj, dict):
+        ctx.obj = {}
+    ctx.obj["verbose"] = verbose
 
 
 @cli.command()
@@ -145,57 +203,73 @@ def doctor_command(db: str | None, repair: bool, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
 
 
-def _register() -> None:
-    from plugin_sdk.cli import (
-        composite,
-        criteria,
-        demo,
-        dream,
-        inject,
-        mcp,
-        memory,
-        pack,
-        plugins,
-        prompt,
-    )
+@cli.command()
+@click.option("--all", "include_builtin", is_flag=True, help="Include memsdk's built-in plugins.")
+@click.option("--hook", "hook_name", help="Only plugins implementing this hook.")
+def plugins(include_builtin: bool, hook_name: str | None) -> None:
+    """List plugins as sorted JSON: name, distribution, hooks (or the load error)."""
+    from plugin_sdk.plugin.manager import describe, has_spec
 
-    cli.add_command(pack.pack)
-    cli.add_command(doctor_command)
-    cli.add_command(criteria.criteria)
-    cli.add_command(memory.memory)
-    cli.add_command(memory.outcome)
-    cli.add_command(demo.demo)
-    cli.add_command(plugins.plugins)
-    cli.add_command(prompt.prompt)
-    cli.add_command(dream.dream)
-    cli.add_command(composite.composite)
-    cli.add_command(inject.inject_command)
-    cli.add_command(inject.expand)
-    from plugin_sdk.cli import entity, grid
-
-    cli.add_command(entity.entity)
-    cli.add_command(grid.grid_group)
-    cli.add_command(mcp.mcp_command)
-    from plugin_sdk.cli import queue
-
-    cli.add_command(queue.queue)
-    from plugin_sdk.cli import historian
-
-    cli.add_command(historian.historian)
-    from plugin_sdk.cli import retain
-
-    cli.add_command(retain.observe)
-    cli.add_command(retain.retain_group)
-    cli.add_command(retain.triage)
-    cli.add_command(retain.truth_group)
-    cli.add_command(memory.forget)
+    manager = plugin_manager()
+    rows = describe(manager, include_builtin=include_builtin)
+    if hook_name is not None:
+        if not has_spec(manager, hook_name):
+            names = sorted(n for n in dir(manager.hook) if has_spec(manager, n))
+            raise click.ClickException(f"no hook named {hook_name!r}; hooks: {', '.join(names)}")
+        rows = [row for row in rows if hook_name in row["hooks"]]
+    echo_json(rows)
 
 
-_register()
+@cli.command()
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    help="Keep the demo store in this file (default: a temporary store, removed after).",
+)
+@click.option(
+    "--pack",
+    "pack_name",
+    default="ops",
+    show_default=True,
+    help="Built-in pack whose sample to load.",
+)
+@JSON_OPTION
+def demo(db: str | None, pack_name: str, as_json: bool) -> None:
+    """Build a sample store from a built-in pack and report what it holds."""
+    import tempfile
+    from pathlib import Path
+
+    import attrs
+
+    from plugin_sdk.host.demo import render, render_injection, run_demo
+    from plugin_sdk.store.connection import Store
+
+    with tempfile.TemporaryDirectory(prefix="memsdk-demo-") as tmp:
+        path = db or str(Path(tmp) / "demo.db")
+        with Store(path, project="demo") as store:
+            report = run_demo(store, pack_name)
+        if as_json:
+            echo_json({**attrs.asdict(report), "db": path if db else None})
+            return
+        click.echo(f"memsdk demo: store {path if db else '(temporary)'}, project 'demo'")
+        click.echo("")
+        render(report, click.echo)
+        click.echo("")
+        render_injection(report, click.echo)
+        click.echo("")
+        if db:
+            click.echo(f"Explore it: memsdk memory search --db {db} --project demo 'failover'")
+        else:
+            click.echo("Keep a store to explore: memsdk demo --db demo.db")
+
+
+cli.add_command(doctor_command)
 
 
 def main() -> None:
     """The console script: plugins may add commands before the command line runs."""
+    from plugin_sdk.plugin.manager import call_each, make_plugin_manager
+
     manager = make_plugin_manager()
     for name, error in call_each(manager, "register_commands", cli=cli):
         if error:  # one plugin's bug must not take the command line down

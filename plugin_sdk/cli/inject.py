@@ -33,7 +33,7 @@ def inject_command(
     as_json: bool,
 ) -> None:
     """Print the memory block (a table of contents) and its token account."""
-    with open_store(db, project) as store:
+    with open_store(db, project, read=True) as store:
         if as_delta:
             if not session:
                 raise click.ClickException("--delta needs --session")
@@ -68,7 +68,7 @@ def expand(
     memory_id: int, budget: int | None, db: str | None, project: str | None, as_json: bool
 ) -> None:
     """Print a header's details in order (or the memory itself)."""
-    with open_store(db, project) as store:
+    with open_store(db, project, read=True, by_id=True) as store:
         result = injector.expand(store, memory_id, budget=budget)
     if as_json:
         echo_json(

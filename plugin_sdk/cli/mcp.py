@@ -1,20 +1,29 @@
-"""``memsdk mcp``: the memory tools and the memory block over MCP (stdio)."""
+"""``memsdk mcp``: the memory tools and the memory block over MCP (stdio or HTTP), and its tokens."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from plugin_sdk.cli.common import count, open_store, store_options
+from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
+TOKENS_OPTION = click.option(
+    "--tokens",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MEMSDK_MCP_TOKENS",
+    help="Token file for --http (default: mcp-tokens.json under MEMSDK_USER_PATH or the user app dir).",
+)
 
-@click.command(name="mcp")
+
+@click.group(name="mcp", invoke_without_command=True)
 @click.option(
     "--budget",
     type=count(1),
     default=DEFAULT_BUDGET,
     show_default=True,
-    help="Token cap of the memory block (resource memsdk://inject, prompt 'memory').",
+    help="Token cap of the memory block (resource memsdk://inject, prompt 'memory', memory_toc).",
 )
 @click.option(
     "packs",
@@ -22,21 +31,106 @@ from plugin_sdk.stages.inject import DEFAULT_BUDGET
     multiple=True,
     help="Install this pack (name or file) first if the store lacks it; repeatable.",
 )
+@click.option(
+    "--http",
+    "address",
+    metavar="HOST:PORT",
+    help="Serve streamable HTTP on this address (bearer tokens bound to projects) "
+    "instead of standard input and output.",
+)
+@TOKENS_OPTION
 @store_options
-def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: str | None) -> None:
-    """Serve the store's project to an MCP host over standard input and output.
+@click.pass_context
+def mcp_command(
+    ctx: click.Context,
+    budget: int,
+    packs: tuple[str, ...],
+    address: str | None,
+    tokens: Path | None,
+    db: str | None,
+    project: str | None,
+) -> None:
+    """Serve the store to MCP hosts: one project over stdio, or a team's over HTTP.
 
-    Tools: memory_write, memory_search, memory_get, memory_expand,
-    memory_update, memory_archive, memory_outcome, memory_merge; their category enum is read
-    from the store when the server starts. Resource memsdk://inject and prompt
-    'memory': the injected table of contents. Needs the mcp extra:
-    pip install -e '.[mcp]' in a memsdk checkout (docs/install.md). See docs/mcp.md for a
-    host's configuration.
+    Tools: memory_write, memory_search, memory_get, memory_list,
+    memory_recent, memory_toc, memory_expand, memory_update, memory_archive,
+    memory_outcome, memory_merge, each with a title, an output schema and annotations; their
+    category enum is read from the store when the server starts. Resource
+    memsdk://inject and prompt 'memory': the injected table of contents.
+
+    Over stdio the project is --project (or the default; the server's
+    instructions name it). With --http HOST:PORT every request needs
+    `Authorization: Bearer TOKEN` from `memsdk mcp token add`, and names its
+    project (header X-Memsdk-Project or ?project=) among the token's.
+
+    Needs the mcp extra: pip install -e '.[mcp]' in a memsdk checkout
+    (docs/install.md). See docs/mcp.md for a host's configuration.
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from plugin_sdk.host.mcp_server import require_mcp, run_stdio
     from plugin_sdk.host.opening import ensure_packs
 
     require_mcp()
     with open_store(db, project) as store:
         ensure_packs(store, packs)
-        run_stdio(store, budget=budget)
+        if address is None:
+            run_stdio(store, budget=budget)
+            return
+        path = store.path
+    from plugin_sdk.host.mcp_http import serve_http, tokens_path
+
+    click.echo(f"memsdk mcp: serving {path} on http://{address}/mcp", err=True)
+    serve_http(path, address, tokens=tokens or tokens_path(), budget=budget)
+
+
+@mcp_command.group()
+def token() -> None:
+    """Bearer tokens for `memsdk mcp --http`, each bound to the projects it may use."""
+
+
+@token.command()
+@click.argument("name")
+@click.option(
+    "projects",
+    "-p",
+    "--project",
+    multiple=True,
+    required=True,
+    help="A project it may use; repeatable.",
+)
+@TOKENS_OPTION
+def add(name: str, projects: tuple[str, ...], tokens: Path | None) -> None:
+    """Add token NAME and print its secret (once: only its digest is kept)."""
+    from plugin_sdk.host.mcp_http import add_token, tokens_path
+
+    path = tokens or tokens_path()
+    secret = add_token(path, name, list(projects))
+    click.echo(secret)
+    click.echo(f"Token {name!r} for {', '.join(projects)} added to {path}", err=True)
+
+
+@token.command(name="list")
+@TOKENS_OPTION
+@JSON_OPTION
+def list_(tokens: Path | None, as_json: bool) -> None:
+    """The tokens and their projects (never their secrets)."""
+    from plugin_sdk.host.mcp_http import load_grants, tokens_path
+
+    grants = load_grants(tokens or tokens_path())
+    if as_json:
+        echo_json([{"name": g.name, "projects": list(g.projects)} for g in grants])
+        return
+    for grant in grants:
+        click.echo(f"{grant.name}: {', '.join(grant.projects)}")
+
+
+@token.command()
+@click.argument("name")
+@TOKENS_OPTION
+def revoke(name: str, tokens: Path | None) -> None:
+    """Remove token NAME (a running server reads the file when it starts: restart it)."""
+    from plugin_sdk.host.mcp_http import revoke_token, tokens_path
+
+    revoke_token(tokens or tokens_path(), name)
+    click.echo(f"Revoked token {name!r}")

@@ -62,7 +62,7 @@ def write(
 @JSON_OPTION
 def get(memory_id: int, db: str | None, project: str | None, as_json: bool) -> None:
     """Show one memory."""
-    with open_store(db, project) as store:
+    with open_store(db, project, read=True, by_id=True) as store:
         found = store.memories.get(memory_id)
     if as_json:
         echo_json(found.to_dict())
@@ -95,7 +95,7 @@ def search(
     as_json: bool,
 ) -> None:
     """Full-text search in the project's memories, best match first."""
-    with open_store(db, project) as store:
+    with open_store(db, project, read=True) as store:
         hits = store.memories.search(
             query,
             category=category,
@@ -138,7 +138,7 @@ def list_(
     as_json: bool,
 ) -> None:
     """List the project's memories, oldest first."""
-    with open_store(db, project) as store:
+    with open_store(db, project, read=True) as store:
         found = store.memories.list(
             category=category,
             kind=kind,

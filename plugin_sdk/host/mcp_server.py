@@ -1,23 +1,34 @@
 """The MCP server: the memory tools and the memory block for any MCP host.
 
-``memsdk mcp`` serves one store's project over stdio with the official ``mcp``
-SDK, an optional extra (``pip install -e '.[mcp]'`` in a checkout), imported only when the
+``memsdk mcp`` serves a store with the official ``mcp`` SDK, an optional
+extra (``pip install -e '.[mcp]'`` in a checkout), imported only when the
 server starts. See ``docs/mcp.md``.
 
 - **Tools**: the specs and handlers of :mod:`plugin_sdk.host.mcp_tools`, read from
-  the store when the server starts; a failed call is a tool result with
-  ``isError``, never a protocol error.
+  the store when the server starts, each with a title, an output schema and
+  annotations; a failed call is a tool result with ``isError``, never a
+  protocol error.
 - **Resource** ``memsdk://inject`` and **prompt** ``memory``: the injected
-  table of contents, within the server's budget.
+  table of contents, within the server's budget (``memory_toc`` is the same
+  as a tool, for hosts that read neither).
+
+Over stdio (:func:`run_stdio`) the server serves one store's project, named
+in its instructions. Over streamable HTTP (``mcp_http.py``) it serves the
+projects each bearer token is bound to, the project chosen per request. The
+handlers reach the store through a *runner*: any object with ``async
+run(fn, project=...)`` that calls ``fn(store)`` with a store of that project
+(:class:`LocalRunner` for stdio, :class:`~plugin_sdk.host.aio.AsyncStore`
+for HTTP).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from plugin_sdk.errors import MissingExtra
-from plugin_sdk.host.mcp_tools import call_tool, memory_block, tool_specs
+from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, memory_block, tool_specs
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
@@ -25,6 +36,7 @@ if TYPE_CHECKING:
 
     from plugin_sdk.store.connection import Store
 
+T = TypeVar("T")
 SERVER_NAME = "memsdk"
 INJECT_URI = "memsdk://inject"
 PROMPT_NAME = "memory"
@@ -32,14 +44,34 @@ INSTALL_HINT = (
     "memsdk mcp needs the mcp extra: pip install 'mcp>=2,<3' "
     "(in a memsdk checkout: pip install -e '.[mcp]')"
 )
-INSTRUCTIONS = (
-    "Long-term memory for this project. At the start of a session read the resource "
-    f"{INJECT_URI} (or the prompt '{PROMPT_NAME}'): a table of contents of what is "
-    "remembered, each entry with its [id]. memory_expand ID shows a header's details; "
-    "memory_search finds more; memory_write files a durable fact under one category. "
-    "Follow the directives it lists."
+GUIDE = (
+    "At the start of a session read the resource "
+    f"{INJECT_URI} (or the prompt '{PROMPT_NAME}', or call memory_toc): a table of contents "
+    "of what is remembered, each entry with its [id]. memory_expand ID shows a header's "
+    "details; memory_search finds more; memory_list and memory_recent browse; memory_write "
+    "files a durable fact under one category. Follow the directives it lists."
 )
-DESTRUCTIVE = ("memory_archive", "memory_merge", "memory_update", "memory_forget")
+
+
+def instructions_for(project: str) -> str:
+    """The server's instructions over stdio: the project it serves, then the guide."""
+    return f"Long-term memory for project {project!r}. {GUIDE}"
+
+
+class Runner(Protocol):
+    """How the handlers reach a store: ``fn(store)`` for a project (``None``: the default)."""
+
+    async def run(self, fn: Callable[..., T], /, *, project: str | None = None) -> T: ...
+
+
+class LocalRunner:
+    """One store, called in the event loop's own thread (stdio: one client at a time)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def run(self, fn: Callable[..., T], /, *, project: str | None = None) -> T:
+        return fn(self.store)
 
 
 def require_mcp() -> None:
@@ -51,36 +83,55 @@ def require_mcp() -> None:
         raise MissingExtra(INSTALL_HINT) from error
 
 
-def build_server(store: Store, *, budget: int = DEFAULT_BUDGET) -> Server[Any]:
-    """An MCP low-level server over ``store``; tool schemas are read from it now."""
+def build_server(
+    runner: Runner,
+    specs: list[ToolSpec],
+    *,
+    instructions: str,
+    budget: int = DEFAULT_BUDGET,
+    project_of: Callable[[Any], str | None] = lambda ctx: None,
+) -> Server[Any]:
+    """An MCP low-level server whose handlers reach the store through ``runner``.
+
+    ``project_of(ctx)`` names the project a request is for (``None``: the
+    runner's default); the HTTP server reads it from the request.
+    """
     require_mcp()
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    specs = tool_specs(store)
     tools = [
         types.Tool(
             name=spec.name,
+            title=spec.title,
             description=spec.description,
             input_schema=spec.input_schema,
+            output_schema=spec.output_schema,
             annotations=types.ToolAnnotations(
+                title=spec.title,
                 read_only_hint=spec.read_only,
-                destructive_hint=spec.name in DESTRUCTIVE,
+                destructive_hint=spec.destructive,
+                idempotent_hint=spec.idempotent,
                 open_world_hint=False,
             ),
         )
         for spec in specs
     ]
-    block_description = (
-        f"The memory block for project {store.project!r}: a table of contents of what is "
-        f"remembered, within {budget} tokens, each entry with its [id]."
-    )
+
+    def describe_block(project: str) -> str:
+        return (
+            f"The memory block for project {project!r}: a table of contents of what is "
+            f"remembered, within {budget} tokens, each entry with its [id]."
+        )
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
     async def run_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        outcome = call_tool(store, specs, params.name, params.arguments)
+        outcome = await runner.run(
+            lambda store: call_tool(store, specs, params.name, params.arguments),
+            project=project_of(ctx),
+        )
         return types.CallToolResult(
             content=[types.TextContent(text=outcome.text)],
             structured_content=outcome.data,
@@ -88,11 +139,12 @@ def build_server(store: Store, *, budget: int = DEFAULT_BUDGET) -> Server[Any]:
         )
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        project = await runner.run(lambda store: store.project, project=project_of(ctx))
         resource = types.Resource(
             uri=INJECT_URI,
             name="memory",
             title="Memory: table of contents",
-            description=block_description,
+            description=describe_block(project),
             mime_type="text/plain",
         )
         return types.ListResourcesResult(resources=[resource])
@@ -107,13 +159,14 @@ def build_server(store: Store, *, budget: int = DEFAULT_BUDGET) -> Server[Any]:
                 types.INVALID_PARAMS,
                 f"unknown resource {params.uri!r}; this server has {INJECT_URI}",
             )
-        text = memory_block(store, budget)
+        text = await runner.run(lambda store: memory_block(store, budget), project=project_of(ctx))
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=INJECT_URI, mime_type="text/plain", text=text)]
         )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        prompt = types.Prompt(name=PROMPT_NAME, description=block_description)
+        project = await runner.run(lambda store: store.project, project=project_of(ctx))
+        prompt = types.Prompt(name=PROMPT_NAME, description=describe_block(project))
         return types.ListPromptsResult(prompts=[prompt])
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -124,14 +177,16 @@ def build_server(store: Store, *, budget: int = DEFAULT_BUDGET) -> Server[Any]:
                 types.INVALID_PARAMS,
                 f"unknown prompt {params.name!r}; this server has {PROMPT_NAME!r}",
             )
-        text = memory_block(store, budget)
+        project, text = await runner.run(
+            lambda store: (store.project, memory_block(store, budget)), project=project_of(ctx)
+        )
         message = types.PromptMessage(role="user", content=types.TextContent(text=text))
-        return types.GetPromptResult(description=block_description, messages=[message])
+        return types.GetPromptResult(description=describe_block(project), messages=[message])
 
     return Server(
         SERVER_NAME,
         version=metadata.version("memsdk"),
-        instructions=INSTRUCTIONS,
+        instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=run_tool,
         on_list_resources=list_resources,
@@ -150,8 +205,13 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 def run_stdio(store: Store, *, budget: int = DEFAULT_BUDGET) -> None:
-    """Build the server and serve it over stdio until the client disconnects."""
+    """Build the server for ``store``'s project and serve it over stdio until the client leaves."""
     import anyio
 
-    server = build_server(store, budget=budget)
+    server = build_server(
+        LocalRunner(store),
+        tool_specs(store),
+        instructions=instructions_for(store.project),
+        budget=budget,
+    )
     anyio.run(serve_stdio, server)

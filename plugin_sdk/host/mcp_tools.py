@@ -4,13 +4,16 @@ Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
 these tools over MCP, and tests and docs read them directly.
 
 - :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
-  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
-  ``memory_merge``, ``memory_forget``,
-  with schemas built from the store now: the ``category`` enum is the store's
+  ``memory_list``, ``memory_recent``, ``memory_toc``, ``memory_expand``,
+  ``memory_update``, ``memory_archive``, ``memory_outcome``, ``memory_merge``,
+  ``memory_forget``. Each has a title, an output schema (what its structured
+  result holds) and the hints hosts show and act on (read-only, destructive,
+  idempotent). Schemas are built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
   category's definition and the packs' ``[prompts] tool`` fragments. The store stays the authority: a category added
   while the server runs is accepted, one retired is refused. Every integer
-  has a minimum and a maximum (at most :data:`MAX_INTEGER`).
+  has a minimum and a maximum (at most :data:`MAX_INTEGER`). Ids are taken
+  leniently, as models send them: ``12``, ``"12"``, ``"[12]"`` or ``"#12"``.
 - :func:`call_tool`: runs one call. Errors are outcomes, never exceptions:
   bad arguments, an unknown category, an id that is not in the project, any
   :class:`~plugin_sdk.errors.MemsdkError`, a value the store cannot take come
@@ -30,7 +33,7 @@ import jsonschema
 from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
 from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
-from plugin_sdk.stages.inject import expand, indent_lines, inject
+from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, indent_lines, inject
 from plugin_sdk.store.limits import check_tree
 from plugin_sdk.store.models import Memory
 
@@ -54,17 +57,48 @@ MEMORY_FIELDS = (
     "created_at",
     "updated_at",
 )
+LISTED = ("active", "archived", "superseded")  # what memory_list shows ("any": all three)
+INTEGER: dict[str, Any] = {"type": "integer"}
+STRING: dict[str, Any] = {"type": "string"}
+#: A memory as the tools return it (search hits add their ``rank``).
+RECORD: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": INTEGER,
+        "category": STRING,
+        "kind": STRING,
+        "content": STRING,
+        "status": STRING,
+        "importance": INTEGER,
+        "pinned": {"type": "boolean"},
+        "seen_count": INTEGER,
+        "superseded_by": {"type": ["integer", "null"]},
+        "merged_from": {"type": "array", "items": INTEGER},
+        "created_at": STRING,
+        "updated_at": STRING,
+    },
+    "required": list(MEMORY_FIELDS),
+}
 
 
 @attrs.frozen
 class ToolSpec:
-    """One tool: what the client sees (name, description, schema) and what runs."""
+    """One tool: what the client sees (name, title, description, schemas, hints) and what runs.
+
+    ``destructive``: the call may change or hide what is remembered (not
+    only add to it); ``idempotent``: calling it again with the same
+    arguments changes nothing more.
+    """
 
     name: str
     description: str
     input_schema: dict[str, Any]
     run: Callable[[Store, dict[str, Any]], tuple[str, dict[str, Any]]]
-    read_only: bool = False
+    title: str = attrs.field(kw_only=True)
+    output_schema: dict[str, Any] = attrs.field(kw_only=True)
+    read_only: bool = attrs.field(default=False, kw_only=True)
+    destructive: bool = attrs.field(default=False, kw_only=True)
+    idempotent: bool = attrs.field(default=False, kw_only=True)
 
 
 @attrs.frozen
@@ -115,6 +149,16 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["content", "category"],
             ),
             _write,
+            title="Remember a fact",
+            output_schema=_output(
+                {
+                    "id": INTEGER,
+                    "created": {"type": "boolean"},
+                    "status": STRING,
+                    "seen_count": INTEGER,
+                }
+            ),
+            idempotent=True,
         ),
         ToolSpec(
             "memory_search",
@@ -128,14 +172,84 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["query"],
             ),
             _search,
+            title="Search memories",
+            output_schema=_output({"results": _list_of(RECORD)}),
             read_only=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_get",
             "One memory by id, with its category, status and history fields.",
             _object({"id": memory_id}, ["id"]),
             _get,
+            title="Read one memory",
+            output_schema=RECORD,
             read_only=True,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "memory_list",
+            "Browse the project's memories, oldest first (or newest first), a page at a "
+            "time; filter by category, kind and status. next_offset fetches the next page.",
+            _object(
+                {
+                    "category": category,
+                    "kind": {"type": "string", "enum": ["content", "intent"]},
+                    "status": {"type": "string", "enum": [*LISTED, "any"], "default": "active"},
+                    "order": {"type": "string", "enum": ["oldest", "newest"], "default": "oldest"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    "offset": {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER},
+                },
+                [],
+            ),
+            _list,
+            title="List memories",
+            output_schema=_output(
+                {"memories": _list_of(RECORD), "next_offset": {"type": ["integer", "null"]}}
+            ),
+            read_only=True,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "memory_recent",
+            "What changed most recently in the project's memories (written, updated, "
+            "archived or merged), newest first.",
+            _object(
+                {
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 10},
+                    "since": {
+                        "type": "string",
+                        "description": "Only changes at or after this ISO 8601 time.",
+                    },
+                },
+                [],
+            ),
+            _recent,
+            title="Recent memory activity",
+            output_schema=_output({"memories": _list_of(RECORD)}),
+            read_only=True,
+            idempotent=True,
+        ),
+        ToolSpec(
+            "memory_toc",
+            "The table of contents of what is remembered (the block a host injects at the "
+            "start of a session), each entry with its [id]; memory_expand ID shows a "
+            "header's details. Call it first when the host did not inject it.",
+            _object({"budget": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER}}, []),
+            _toc,
+            title="Table of contents",
+            output_schema=_output(
+                {
+                    "text": STRING,
+                    "tokens": INTEGER,
+                    "budget": INTEGER,
+                    "shown": _list_of(INTEGER),
+                    "candidates": INTEGER,
+                    "note": STRING,
+                }
+            ),
+            read_only=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_expand",
@@ -149,7 +263,16 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["id"],
             ),
             _expand,
+            title="Expand a header",
+            output_schema=_output(
+                {
+                    "shown": _list_of(INTEGER),
+                    "left_out": _list_of(INTEGER),
+                    "tokens": INTEGER,
+                }
+            ),
             read_only=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_update",
@@ -165,12 +288,20 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["id"],
             ),
             _update,
+            title="Change a memory",
+            output_schema=RECORD,
+            destructive=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_archive",
             "Archive a memory that is no longer true: kept, but no longer searched or injected.",
             _object({"id": memory_id}, ["id"]),
             _archive,
+            title="Archive a memory",
+            output_schema=RECORD,
+            destructive=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_outcome",
@@ -185,6 +316,10 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["id", "outcome"],
             ),
             _outcome,
+            title="Report an outcome",
+            output_schema=_output(
+                {"id": INTEGER, "outcome": STRING, "entities": _list_of(INTEGER)}
+            ),
         ),
         ToolSpec(
             "memory_merge",
@@ -198,6 +333,10 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["source_ids", "into"],
             ),
             _merge,
+            title="Merge memories",
+            output_schema=RECORD,
+            destructive=True,
+            idempotent=True,
         ),
         ToolSpec(
             "memory_forget",
@@ -212,6 +351,20 @@ def tool_specs(store: Store) -> list[ToolSpec]:
                 ["id"],
             ),
             _forget,
+            title="Forget a memory",
+            output_schema=_output(
+                {
+                    "memory_id": INTEGER,
+                    "project": STRING,
+                    "category": STRING,
+                    "reason": STRING,
+                    "forgotten_at": STRING,
+                    "redacted": {"type": "object"},
+                    "also_in": _list_of(INTEGER),
+                }
+            ),
+            destructive=True,
+            idempotent=True,
         ),
     ]
 
@@ -225,7 +378,7 @@ def call_tool(
         spec = by_name.get(name)
         if spec is None:
             raise ToolError(f"unknown tool {name!r}; tools are: {', '.join(by_name)}")
-        args = dict(arguments or {})
+        args = _coerce_ids(spec, dict(arguments or {}))
         _check_arguments(spec, args)
         _check_limits(args)
         text, data = spec.run(store, args)
@@ -262,6 +415,34 @@ def _check_limits(args: dict[str, Any]) -> None:
         raise ToolError(f"arguments of {size} bytes; at most {MAX_ARGUMENT_BYTES}")
 
 
+def coerce_id(value: Any) -> Any:
+    """An id as models send it (``"12"``, ``"[12]"``, ``"#12"``, ``12.0``) as an int.
+
+    Anything else is returned unchanged, for the schema check to name.
+    """
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip().strip("[]#").strip()
+        if text.isdecimal() and text.isascii():
+            return int(text)
+    return value
+
+
+def _coerce_ids(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    properties = spec.input_schema["properties"]
+    for key, value in list(args.items()):
+        schema = properties.get(key, {})
+        if schema.get("type") == "integer":
+            args[key] = coerce_id(value)
+        elif schema.get("type") == "array" and schema.get("items", {}).get("type") == "integer":
+            if isinstance(value, (str, int)):  # one id where a list is asked for
+                value = [value]
+            if isinstance(value, list):
+                args[key] = [coerce_id(item) for item in value]
+    return args
+
+
 def _check_arguments(spec: ToolSpec, args: dict[str, Any]) -> None:
     # The category enum is advice to the model; the store decides (and names
     # its categories when it refuses), so it is left out of this check.
@@ -278,6 +459,14 @@ def _check_arguments(spec: ToolSpec, args: dict[str, Any]) -> None:
     if error is not None:
         where = ".".join(str(part) for part in error.absolute_path)
         raise ToolError(f"argument {where}: {error.message}" if where else error.message)
+
+
+def _output(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def _list_of(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
 
 
 def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -319,6 +508,62 @@ def _search(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not hits:
         return f"No memory matches {args['query']!r}.", data
     return "\n".join(_line(hit.memory) for hit in hits), data
+
+
+def _list(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    limit, offset = args.get("limit", 20), args.get("offset", 0)
+    status = args.get("status", "active")
+    found = store.memories.list(
+        category=args.get("category"),
+        kind=args.get("kind"),
+        status=list(LISTED) if status == "any" else status,
+        order="-id" if args.get("order") == "newest" else "id",
+        limit=limit + 1,
+        offset=offset,
+    )
+    more = len(found) > limit
+    found = found[:limit]
+    data = {
+        "memories": [_record(m) for m in found],
+        "next_offset": offset + limit if more else None,
+    }
+    if not found:
+        return "No memories on this page." if offset else "No memories match.", data
+    text = "\n".join(_line(m) for m in found)
+    if more:
+        text += f"\n(more: offset {offset + limit})"
+    return text, data
+
+
+def _recent(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    params: list[Any] = [store.project]
+    since = ""
+    if args.get("since"):
+        since = "AND updated_at >= ?"
+        params.append(args["since"])
+    rows = store.db.query(
+        f"""SELECT * FROM memories WHERE project = ? AND status IN ({", ".join("?" * len(LISTED))})
+            {since} ORDER BY updated_at DESC, id DESC LIMIT ?""",
+        [params[0], *LISTED, *params[1:], args.get("limit", 10)],
+    )
+    found = [Memory.from_row(row) for row in rows]
+    data = {"memories": [_record(m) for m in found]}
+    if not found:
+        return "Nothing changed" + (f" since {args['since']}." if since else "."), data
+    return "\n".join(f"{m.updated_at} {m.status} {_line(m)}" for m in found), data
+
+
+def _toc(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = inject(store, budget=args.get("budget", DEFAULT_BUDGET))
+    data = {
+        "text": result.text,
+        "tokens": result.tokens,
+        "budget": result.budget,
+        "shown": result.shown,
+        "candidates": result.candidates,
+        "note": result.note,
+    }
+    return result.text or f"({result.note})", data
 
 
 def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:

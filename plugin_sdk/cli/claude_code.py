@@ -1,0 +1,157 @@
+"""``memsdk claude-code install|uninstall`` and ``memsdk hook claude-code EVENT``.
+
+The hook command runs on every prompt of a Claude Code session, so this
+module imports nothing heavy until a command runs.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from plugin_sdk.cli.common import plugin_manager, store_options
+
+if TYPE_CHECKING:
+    from plugin_sdk.host.claude_code import FileChange
+
+EVENT_NAMES = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+
+
+@click.group(name="claude-code")
+def claude_code() -> None:
+    """Claude Code: its MCP server entry and hooks, written into a project."""
+
+
+@claude_code.command()
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The Claude Code project folder (its .claude/settings.json and .mcp.json).",
+)
+@click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
+@click.option("--dry-run", is_flag=True, help="Only show the diff.")
+@store_options
+def install(
+    project_dir: Path, yes: bool, dry_run: bool, db: str | None, project: str | None
+) -> None:
+    """Add memsdk's MCP server and hooks to a Claude Code project (again: no change).
+
+    Hooks: SessionStart injects the memory block, UserPromptSubmit the
+    memories that answer the prompt, PreCompact and SessionEnd run the
+    historian on what is new in the transcript. The project is pinned in
+    the commands (--project, default: the one derived from the project
+    folder), so hooks and the MCP server agree wherever Claude Code runs.
+    """
+    from plugin_sdk.host.claude_code import install as plan
+    from plugin_sdk.store.project import project_for
+
+    options = ["--project", project or project_for(project_dir)]
+    if db:
+        options += ["--db", str(Path(db).expanduser().resolve())]
+    _apply(plan(project_dir, _memsdk(), options), yes, dry_run)
+
+
+@claude_code.command()
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The Claude Code project folder.",
+)
+@click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
+@click.option("--dry-run", is_flag=True, help="Only show the diff.")
+def uninstall(project_dir: Path, yes: bool, dry_run: bool) -> None:
+    """Take out exactly the entries install added; nothing else is touched."""
+    from plugin_sdk.host.claude_code import uninstall as plan
+
+    _apply(plan(project_dir), yes, dry_run)
+
+
+@click.group(name="hook")
+def hook() -> None:
+    """Answer a host's hook events (Claude Code runs these; see `memsdk claude-code install`)."""
+
+
+@hook.command(name="claude-code")
+@click.argument("event", type=click.Choice(EVENT_NAMES))
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=1500,
+    show_default=True,
+    help="Token cap of the SessionStart memory block.",
+)
+@click.option(
+    "model_id",
+    "--model",
+    envvar="MEMSDK_MODEL",
+    help="An llm model id for the historian (PreCompact, SessionEnd); default: the plugin "
+    "that answers model_complete.",
+)
+@store_options
+def hook_claude_code(
+    event: str, budget: int, model_id: str | None, db: str | None, project: str | None
+) -> None:
+    """Read one Claude Code hook event (JSON) on stdin; print the hook's JSON answer.
+
+    Without a store yet, the answer is empty. The project is --project, else
+    the one derived from the event's cwd.
+    """
+    import json
+
+    from plugin_sdk.host.claude_code import answer, read_event, run_historian_on
+    from plugin_sdk.store.paths import default_db_path
+
+    payload = read_event(sys.stdin.read())
+    path = Path(db).expanduser() if db else default_db_path()
+    if not path.exists():
+        click.echo(json.dumps(answer(event, payload, None, budget=budget)))
+        return
+    from plugin_sdk.store.connection import Store
+
+    if project is None:
+        from plugin_sdk.store.project import project_for
+
+        project = project_for(payload.get("cwd") or None)
+    with Store(path, project=project, plugins=plugin_manager()) as store:
+        if model_id and event in ("PreCompact", "SessionEnd"):
+            from plugin_sdk.model.llm import LlmModel
+
+            store.plugins.register(LlmModel(model_id), name="llm-model")
+        result = answer(event, payload, store, budget=budget, historian=run_historian_on)
+    click.echo(json.dumps(result, ensure_ascii=False))
+
+
+def _memsdk() -> str:
+    """How settings should run memsdk: this installation's script when there is one."""
+    script = Path(sys.executable).with_name("memsdk")
+    return str(script) if script.exists() else "memsdk"
+
+
+def _apply(changes: list[FileChange], yes: bool, dry_run: bool) -> None:
+    pending = [change for change in changes if change.changed]
+    if not pending:
+        click.echo("Nothing to change.")
+        return
+    for change in pending:
+        diff = difflib.unified_diff(
+            (change.before or "").splitlines(keepends=True),
+            (change.after or "").splitlines(keepends=True),
+            fromfile=str(change.path) if change.before is not None else "/dev/null",
+            tofile=str(change.path) if change.after is not None else "/dev/null",
+        )
+        click.echo("".join(diff), nl=False)
+    if dry_run:
+        return
+    if not yes and not click.confirm("Write these changes?", default=True):
+        raise click.exceptions.Exit(1)
+    for change in pending:
+        change.write()
+    click.echo(f"Wrote {', '.join(str(change.path) for change in pending)}")

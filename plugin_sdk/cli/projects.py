@@ -1,0 +1,187 @@
+"""``memsdk projects``, ``backup``, ``export`` and ``import``: a store's projects, kept and moved."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+import click
+
+from plugin_sdk.cli.common import (
+    JSON_OPTION,
+    echo_json,
+    open_store,
+    plugin_manager,
+    store_options,
+)
+from plugin_sdk.errors import NoStore
+from plugin_sdk.host import portable
+from plugin_sdk.host import projects as project_ops
+from plugin_sdk.store.paths import default_db_path
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+DB_OPTION = click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    envvar="MEMSDK_DB",
+    help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
+)
+
+
+@click.group(name="projects", invoke_without_command=True)
+@DB_OPTION
+@JSON_OPTION
+@click.pass_context
+def projects(ctx: click.Context, db: str | None, as_json: bool) -> None:
+    """The store's projects with their memory counts and last write (the busiest first).
+
+    A project derived from a folder or a repository changes name when they
+    move: `memsdk projects rename OLD NEW` or `memsdk projects merge OLD NEW`
+    carries its memories along.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    with _open(db) as store:
+        found = project_ops.list_projects(store)
+        current = store.project
+    if as_json:
+        echo_json([info.to_dict() for info in found])
+        return
+    if not found:
+        click.echo("No projects: the store holds no memories.")
+        return
+    for info in found:
+        mark = "*" if info.name == current else " "
+        statuses = ", ".join(f"{n} {status}" for status, n in info.by_status.items())
+        click.echo(
+            f"{mark} {info.name}: {info.memories} memories ({statuses or 'none'}), "
+            f"{info.entities} entities, last write {info.last_write or '-'}"
+        )
+
+
+@projects.command()
+@click.argument("old")
+@click.argument("new")
+@DB_OPTION
+@JSON_OPTION
+def rename(old: str, new: str, db: str | None, as_json: bool) -> None:
+    """Give project OLD the name NEW (NEW must not exist yet; else use merge)."""
+    with _open(db) as store:
+        moved = project_ops.rename_project(store, old, new)
+    _report(moved, as_json, f"Renamed project {old!r} to {new!r}")
+
+
+@projects.command()
+@click.argument("source")
+@click.argument("target")
+@DB_OPTION
+@JSON_OPTION
+def merge(source: str, target: str, db: str | None, as_json: bool) -> None:
+    """Move everything of project SOURCE into TARGET; repeats fold into TARGET's memories."""
+    with _open(db) as store:
+        moved = project_ops.merge_project(store, source, target)
+    _report(moved, as_json, f"Merged project {source!r} into {target!r}")
+
+
+@projects.command()
+@click.argument("name")
+@click.option("--yes", is_flag=True, help="Do it (without it, only say what would go).")
+@DB_OPTION
+@JSON_OPTION
+def delete(name: str, yes: bool, db: str | None, as_json: bool) -> None:
+    """Delete project NAME and everything in it (export it first to keep a copy)."""
+    with _open(db) as store:
+        if not yes:
+            info = [p for p in project_ops.list_projects(store) if p.name == name]
+            if not info:
+                raise click.ClickException(f"no project {name!r} in store {store.path}")
+            raise click.ClickException(
+                f"project {name!r} holds {info[0].memories} memories and "
+                f"{info[0].entities} entities; run again with --yes to delete them"
+            )
+        deleted = project_ops.delete_project(store, name)
+    _report(deleted, as_json, f"Deleted project {name!r}")
+
+
+@click.command()
+@click.argument("destination", type=click.Path(dir_okay=False))
+@DB_OPTION
+@JSON_OPTION
+def backup(destination: str, db: str | None, as_json: bool) -> None:
+    """Copy the whole store to DESTINATION with SQLite's online backup.
+
+    Safe while other processes write: the copy is one consistent moment of
+    the store. DESTINATION must not exist.
+    """
+    source = Path(db).expanduser() if db else default_db_path()
+    info = portable.backup(source, Path(destination))
+    if as_json:
+        echo_json(info)
+    else:
+        click.echo(f"Backed up {source} to {destination} ({info['bytes']} bytes)")
+
+
+@click.command(name="export")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default="-",
+    help="Write here (default: standard output).",
+)
+@store_options
+def export(output: str, db: str | None, project: str | None) -> None:
+    """Write the project as JSON Lines: memories, criteria overrides, composites, entities.
+
+    `memsdk import FILE` loads it into another store; exporting there again
+    gives the same lines.
+    """
+    with open_store(db, project, read=True) as store:
+        lines = portable.dump_lines(portable.export_project(store))
+        if output == "-":
+            for line in lines:
+                sys.stdout.write(line)
+            return
+        with Path(output).open("w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+
+
+@click.command(name="import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    envvar="MEMSDK_DB",
+    help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
+)
+@click.option("--project", help="Import as this project (default: the exported project's name).")
+@JSON_OPTION
+def import_(source: TextIO, db: str | None, project: str | None, as_json: bool) -> None:
+    """Load an export (SOURCE, or - for standard input) as a new project of the store."""
+    with open_store(db, project) as store:
+        loaded = portable.import_project(store, source, project=project)
+    if as_json:
+        echo_json(loaded)
+        return
+    click.echo(", ".join(f"{n} {kind}" for kind, n in loaded.items() if n) or "Nothing to load")
+
+
+def _open(db: str | None) -> Store:
+    """The store for a command about all its projects (none is created)."""
+    from plugin_sdk.store.connection import Store
+
+    path = Path(db).expanduser() if db else default_db_path()
+    if not path.exists():
+        raise NoStore(f"no store at {path} (a command that only reads creates none)")
+    return Store(path, plugins=plugin_manager())
+
+
+def _report(counts: dict[str, int], as_json: bool, done: str) -> None:
+    if as_json:
+        echo_json(counts)
+        return
+    detail = ", ".join(f"{table} {n}" for table, n in counts.items())
+    click.echo(f"{done}: {detail or 'nothing to move'}")

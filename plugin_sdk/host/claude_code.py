@@ -1,0 +1,280 @@
+"""Claude Code as a host: its settings written for it, and its hook events answered.
+
+:func:`install` puts two things into a project folder, merged with what is
+there: the MCP server entry ``memsdk`` in ``.mcp.json``, and four hooks in
+``.claude/settings.json`` that run ``memsdk hook claude-code EVENT``.
+:func:`uninstall` takes out exactly those entries (and a file or folder it
+leaves empty), nothing a person wrote. Both return the files' text before and
+after, so the command line can show the diff first.
+
+:func:`answer` turns one hook event's JSON (what Claude Code writes to the
+hook's standard input) into the JSON the hook prints:
+
+- ``SessionStart``: the memory block (the injected table of contents) as
+  ``hookSpecificOutput.additionalContext``;
+- ``UserPromptSubmit``: the memories that answer the prompt, the same way;
+- ``PreCompact`` and ``SessionEnd``: the historian on the session's
+  transcript, only what the import ledger has not seen (``transcripts/
+  ledger.py``), sub-agent files included. A session without a model is left
+  for later: nothing is recorded, so the next run sends it.
+
+Common fields of every event: ``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name``; SessionStart adds ``source`` (startup, resume, clear,
+compact), UserPromptSubmit ``prompt``, PreCompact ``trigger`` (manual, auto)
+and ``custom_instructions``, SessionEnd ``reason``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import HistorianReplyError, HookError
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
+HOOK_COMMAND = "hook claude-code"
+SERVER_NAME = "memsdk"
+RECALL_BUDGET = 600
+HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 30, "PreCompact": 600, "SessionEnd": 600}
+
+
+@attrs.frozen
+class FileChange:
+    """One settings file: its text before and after (``None``: no such file)."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    def write(self) -> None:
+        if not self.changed:
+            return
+        if self.after is None:
+            self.path.unlink()
+            if self.path.parent.name == ".claude" and not any(self.path.parent.iterdir()):
+                self.path.parent.rmdir()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(self.after, encoding="utf-8")
+
+
+def install(project_dir: Path, memsdk: str, options: list[str]) -> list[FileChange]:
+    """The changes that add memsdk to ``project_dir``.
+
+    ``memsdk``: how to run it (a path or a name on PATH); ``options``: what
+    every command gets after its subcommand (``--project NAME``, ``--db``).
+    """
+    settings, servers = _files(project_dir)
+    document = _read(settings)
+    hooks = document.setdefault("hooks", {})
+    for event in EVENTS:
+        line = shlex.join([memsdk, *HOOK_COMMAND.split(), event, *options])
+        groups = hooks.setdefault(event, [])
+        if not any(_ours(hook) for group in groups for hook in group.get("hooks", [])):
+            entry = {"type": "command", "command": line, "timeout": HOOK_TIMEOUTS[event]}
+            groups.append({"hooks": [entry]})
+    config = _read(servers)
+    entry = {"type": "stdio", "command": memsdk, "args": ["mcp", *options]}
+    config.setdefault("mcpServers", {}).setdefault(SERVER_NAME, entry)
+    return [_change(settings, document), _change(servers, config)]
+
+
+def uninstall(project_dir: Path) -> list[FileChange]:
+    """The changes that take memsdk's entries out of ``project_dir`` again."""
+    settings, servers = _files(project_dir)
+    document = _read(settings)
+    hooks = document.get("hooks", {})
+    for event in list(hooks):
+        groups = []
+        for group in hooks[event]:
+            kept = [hook for hook in group.get("hooks", []) if not _ours(hook)]
+            if kept or not group.get("hooks"):
+                groups.append({**group, "hooks": kept})
+        if groups:
+            hooks[event] = groups
+        else:
+            del hooks[event]
+    if "hooks" in document and not hooks:
+        del document["hooks"]
+    config = _read(servers)
+    mcp_servers = config.get("mcpServers", {})
+    if _is_ours(mcp_servers.get(SERVER_NAME)):
+        del mcp_servers[SERVER_NAME]
+        if not mcp_servers:
+            del config["mcpServers"]
+    return [_change(settings, document), _change(servers, config)]
+
+
+def read_event(text: str) -> dict[str, Any]:
+    """One hook event from its JSON text; :class:`HookError` if it is not one."""
+    try:
+        event = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HookError(f"the hook input is not JSON: {error.msg}") from error
+    if not isinstance(event, dict):
+        raise HookError("the hook input is not a JSON object")
+    return event
+
+
+def answer(
+    event_name: str,
+    event: dict[str, Any],
+    store: Store | None,
+    *,
+    budget: int,
+    historian: Callable[[Store, Path], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The JSON a hook prints for ``event`` (``store=None``: no store yet, nothing to add)."""
+    if event_name not in EVENTS:
+        raise HookError(f"unknown event {event_name!r}; memsdk answers {', '.join(EVENTS)}")
+    named = event.get("hook_event_name")
+    if named is not None and named != event_name:
+        raise HookError(f"the input is a {named} event, not {event_name}")
+    if store is None:
+        return {}
+    if event_name == "SessionStart":
+        return _context(event_name, _memory_block(store, budget, event.get("session_id")))
+    if event_name == "UserPromptSubmit":
+        prompt = event.get("prompt")
+        if not isinstance(prompt, str):
+            raise HookError("a UserPromptSubmit event needs its prompt")
+        return _context(event_name, recall_text(store, prompt, RECALL_BUDGET))
+    transcript = event.get("transcript_path")
+    if not transcript or historian is None:
+        return {"suppressOutput": True}
+    result = historian(store, Path(transcript).expanduser())
+    return (
+        {"suppressOutput": True, "systemMessage": result["summary"]}
+        if result.get("summary")
+        else {"suppressOutput": True}
+    )
+
+
+def recall_text(store: Store, prompt: str, budget: int) -> str:
+    """The memories that answer ``prompt``, as a block (empty when none does)."""
+    from plugin_sdk.stages.inject import indent_lines
+
+    words = [w for w in _words(prompt) if len(w) > 2][:24]
+    if not words:
+        return ""
+    match = " OR ".join(f'"{word}"' for word in words)
+    hits = store.memories.search(match, raw=True, limit=8)
+    lines = ["<memory-recall>"]
+    shown = []
+    for hit in hits:
+        line = f"- [{hit.memory.id}] {hit.memory.category}: {indent_lines(hit.memory.content)}"
+        if store.tokenizer.count("\n".join([*lines, line, "</memory-recall>"])) > budget:
+            break
+        lines.append(line)
+        shown.append(hit.memory.id)
+    if not shown:
+        return ""
+    store.memories.record_retrievals(shown)
+    return "\n".join([*lines, "</memory-recall>"])
+
+
+def run_historian_on(store: Store, transcript: Path) -> dict[str, Any]:
+    """The historian on what is new in a session's transcript (and its sub-agents' files).
+
+    Without a model (no plugin answers ``model_complete``) nothing is sent
+    and nothing is recorded in the ledger: the next run sends it.
+    """
+    from plugin_sdk.stages.historian import run_historian
+    from plugin_sdk.transcripts.batch import expand, plan
+    from plugin_sdk.transcripts.chunker import chunk_messages
+    from plugin_sdk.transcripts.ledger import Ledger
+
+    if not transcript.exists():
+        return {"summary": "", "sent": 0}
+    ledger = Ledger(store)
+    files = plan(expand([str(transcript)]), ledger)
+    todo = [f for f in files if f.messages]
+    if not todo:
+        return {"summary": "", "sent": 0}
+    if not store.plugins.hook.model_complete.get_hookimpls():
+        return {"summary": "memsdk: no model for the historian (set MEMSDK_MODEL)", "sent": 0}
+    written = sent = unreadable = 0
+    for item in todo:
+        for chunk in chunk_messages(item.messages, store.tokenizer):
+            try:
+                report = run_historian(store, chunk.as_historian(), source="claude-code")
+            except HistorianReplyError:  # the reply is kept quarantined; go on
+                unreadable += 1
+                continue
+            written += len(report.written)
+        sent += len(item.messages)
+        if item.mark is not None and item.transcript is not None:
+            ledger.record(
+                item.source.path, item.transcript.report.format, item.mark, len(item.messages)
+            )
+    summary = f"memsdk: {written} new memories from {sent} messages"
+    if unreadable:
+        summary += f" ({unreadable} unreadable replies kept as quarantined memories)"
+    return {"summary": summary, "sent": sent}
+
+
+def _memory_block(store: Store, budget: int, session: Any) -> str:
+    from plugin_sdk.stages.inject import inject
+
+    result = inject(store, budget=budget, session=session if isinstance(session, str) else None)
+    return result.text
+
+
+def _context(event_name: str, text: str) -> dict[str, Any]:
+    if not text:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
+
+
+def _words(text: str) -> list[str]:
+    import re
+
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
+
+
+def _files(project_dir: Path) -> tuple[Path, Path]:
+    return project_dir / ".claude" / "settings.json", project_dir / ".mcp.json"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise HookError(f"{path} is not JSON ({error.msg}); fix it first") from error
+    if not isinstance(document, dict):
+        raise HookError(f"{path} does not hold a JSON object")
+    return document
+
+
+def _change(path: Path, document: dict[str, Any]) -> FileChange:
+    before = path.read_text(encoding="utf-8") if path.exists() else None
+    after = json.dumps(document, indent=2, ensure_ascii=False) + "\n" if document else None
+    if before is not None and after is not None and json.loads(before) == document:
+        after = before  # same content: leave the person's formatting alone
+    return FileChange(path, before, after)
+
+
+def _ours(hook: dict[str, Any]) -> bool:
+    return f" {HOOK_COMMAND} " in f" {hook.get('command', '')} "
+
+
+def _is_ours(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and "memsdk" in Path(str(entry.get("command", ""))).name
+        and list(entry.get("args", []))[:1] == ["mcp"]
+    )

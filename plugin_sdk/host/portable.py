@@ -1,0 +1,384 @@
+"""A store copied whole (``memsdk backup``), and a project as reviewable JSON Lines, and back: ``memsdk export`` and ``memsdk import``.
+
+One JSON object per line, each naming what it is in ``record``, in this order:
+
+- ``header``: the format (:data:`FORMAT`), its version, the project, the
+  store's migrations;
+- ``pack``: each installed pack whose categories the project uses (its
+  document, so a fresh store can install it);
+- ``criteria_override``: each criteria field a person changed in the store
+  (``memsdk criteria set``), which governs the project's categories;
+- ``memory``: every memory of the project, of every status, as its row (with
+  its place on the grid, ``cell``, when classify gave it one);
+- ``composite``: each composite headed by one of them, with its members;
+- ``entity``, ``memory_entity``, ``relation``: the project's entity grid.
+
+:func:`backup` copies the whole file with SQLite's online backup, from one
+read transaction: a consistent moment of the store while other processes
+write.
+
+Rows are written with every stored column (generated ones aside), so a column
+a later migration adds travels too. Importing into a store where the ids are
+free keeps them, and exporting again gives the same lines; where an id is
+taken, the import gives new ids and rewrites every reference to them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.errors import InvalidExport, NoStore, ProjectConflict, StoreError
+from plugin_sdk.host.projects import has_project
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+FORMAT = "memsdk-export"
+VERSION = 1
+ORDER = (
+    "header",
+    "pack",
+    "criteria_override",
+    "memory",
+    "composite",
+    "entity",
+    "memory_entity",
+    "relation",
+)
+
+
+def backup(source: Path, destination: Path) -> dict[str, Any]:
+    """Copy the store at ``source`` to ``destination`` (a new file); what was copied.
+
+    The copy is written beside ``destination`` and renamed into place only
+    when complete, so a failed backup leaves no partial file behind.
+    """
+    if not source.exists():
+        raise NoStore(f"no store at {source}")
+    if destination.exists():
+        raise StoreError(f"{destination} exists; a backup never overwrites a file")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    partial = destination.with_name(f".{destination.name}.partial")
+    reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    writer = sqlite3.connect(partial)
+    try:
+        reader.backup(writer)  # all pages in one step: one consistent snapshot
+        (pages,) = writer.execute("PRAGMA page_count").fetchone()
+        writer.commit()
+    except sqlite3.Error as error:
+        writer.close()
+        partial.unlink(missing_ok=True)
+        raise StoreError(f"backup of {source} failed: {error}") from error
+    finally:
+        reader.close()
+    writer.close()
+    os.chmod(partial, 0o600)
+    partial.rename(destination)
+    return {
+        "source": str(source),
+        "destination": str(destination),
+        "pages": pages,
+        "bytes": destination.stat().st_size,
+    }
+
+
+def export_project(store: Store, project: str | None = None) -> Iterator[dict[str, Any]]:
+    """The project's records, in :data:`ORDER` (see the module docstring)."""
+    name = project or store.project
+    yield {
+        "record": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "project": name,
+        "migrations": store.schema_version,
+    }
+    used = {
+        row[0]
+        for row in store.db.execute(
+            "SELECT DISTINCT c.pack FROM memories m JOIN categories c ON c.name = m.category "
+            "WHERE m.project = ?",
+            [name],
+        )
+    }
+    for row in _rows(store, "SELECT * FROM packs ORDER BY installed_at, rowid", [], "packs"):
+        if row["name"] in used:
+            yield {
+                "record": "pack",
+                "name": row["name"],
+                "version": row["version"],
+                "content_hash": row["content_hash"],
+                "document": json.loads(row["document"]),
+            }
+    for row in store.db.execute(
+        "SELECT category, field, user_override FROM criteria "
+        "WHERE user_override IS NOT NULL ORDER BY category, field"
+    ):
+        yield {
+            "record": "criteria_override",
+            "category": row[0],
+            "field": row[1],
+            "value": json.loads(row[2]),
+        }
+    cells = {
+        row.pop("memory_id"): row
+        for row in _rows(
+            store,
+            "SELECT c.* FROM memory_cells c JOIN memories m ON m.id = c.memory_id "
+            "WHERE m.project = ?",
+            [name],
+            "memory_cells",
+        )
+    }
+    for row in _rows(
+        store, "SELECT * FROM memories WHERE project = ? ORDER BY id", [name], "memories"
+    ):
+        row.pop("project")
+        yield {"record": "memory", **row, "cell": cells.get(row["id"])}
+    composites = "SELECT id FROM composites WHERE head_memory_id IN " + _OWN
+    for row in _rows(
+        store,
+        f"SELECT * FROM composites WHERE id IN ({composites}) ORDER BY id",
+        [name],
+        "composites",
+    ):
+        members = store.db.execute(
+            "SELECT member_memory_id, position FROM composite_members "
+            "WHERE composite_id = ? ORDER BY position, member_memory_id",
+            [row["id"]],
+        ).fetchall()
+        yield {"record": "composite", **row, "members": [list(m) for m in members]}
+    for row in _rows(
+        store, "SELECT * FROM entities WHERE project = ? ORDER BY id", [name], "entities"
+    ):
+        row.pop("project")
+        yield {"record": "entity", **row}
+    for row in _rows(
+        store,
+        f"SELECT * FROM memory_entities WHERE memory_id IN {_OWN} "
+        "ORDER BY memory_id, entity_id, role",
+        [name],
+        "memory_entities",
+    ):
+        yield {"record": "memory_entity", **row}
+    for row in _rows(
+        store, "SELECT * FROM relations WHERE project = ? ORDER BY id", [name], "relations"
+    ):
+        row.pop("project")
+        yield {"record": "relation", **row}
+
+
+def dump_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """Each record as one line of JSON (keys sorted, so two exports compare line by line)."""
+    for record in records:
+        yield json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def import_project(
+    store: Store, lines: Iterable[str], *, project: str | None = None
+) -> dict[str, int]:
+    """Load an export into ``store`` as ``project`` (default: the exported project's name).
+
+    The project must not exist in the store yet (:class:`ProjectConflict`);
+    packs the store lacks are installed from the export; an override is
+    applied only where the store has no override of its own. One
+    transaction: a bad line (:class:`InvalidExport`, naming it) writes
+    nothing. Returns the records loaded per type.
+    """
+    records = list(_parse(lines))
+    header = records[0]
+    name = project or header["project"]
+    if has_project(store, name):
+        raise ProjectConflict(
+            f"project {name!r} already exists in store {store.path}; "
+            "import under another name (--project NAME) or delete it first"
+        )
+    loaded = dict.fromkeys(ORDER[1:], 0)
+    ids: dict[str, dict[int, int]] = {"memories": {}, "entities": {}, "composites": {}}
+    links: list[tuple[int, int | None, str | None]] = []  # new id, successor, merged_from
+    with store.atomic():
+        for record in records[1:]:
+            kind = record.pop("record")
+            try:
+                if kind == "memory":
+                    links.append(_load_memory(store, record, name, ids))
+                else:
+                    _LOADERS[kind](store, record, name, ids)
+            except KeyError as error:
+                raise InvalidExport(
+                    f"{kind} record names an unknown id or field {error}"
+                ) from error
+            loaded[kind] += 1
+        _relink(store, ids["memories"], links)
+    return loaded
+
+
+_OWN = "(SELECT id FROM memories WHERE project = ?)"
+
+
+def _rows(store: Store, sql: str, params: list[Any], table: str) -> Iterator[dict[str, Any]]:
+    stored = _stored_columns(store, table)
+    for row in store.db.query(sql, params):
+        yield {key: value for key, value in row.items() if key in stored}
+
+
+def _stored_columns(store: Store, table: str) -> list[str]:
+    # table_xinfo's hidden: 0 a plain column, 2 and 3 generated ones.
+    return [row[1] for row in store.db.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
+
+
+def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    position = 0
+    seen = False
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidExport(f"line {number}: not JSON ({error.msg})") from error
+        kind = record.get("record") if isinstance(record, dict) else None
+        if kind not in ORDER:
+            raise InvalidExport(f"line {number}: unknown record type {kind!r}")
+        if not seen and kind != "header":
+            raise InvalidExport(f"line {number}: an export starts with its header")
+        if not seen and (record.get("format"), record.get("version")) != (FORMAT, VERSION):
+            raise InvalidExport(
+                f"line {number}: not a {FORMAT} version {VERSION} file "
+                f"(format {record.get('format')!r}, version {record.get('version')!r})"
+            )
+        if seen and (kind == "header" or ORDER.index(kind) < position):
+            raise InvalidExport(f"line {number}: a {kind} record after the {ORDER[position]}s")
+        position = ORDER.index(kind)
+        seen = True
+        yield record
+    if not seen:
+        raise InvalidExport("the export is empty")
+
+
+def _insert(
+    store: Store, table: str, row: dict[str, Any], ids: dict[int, int] | None = None
+) -> int:
+    """Insert ``row`` keeping its id when it is free (else a new one, noted in ``ids``)."""
+    columns = set(_stored_columns(store, table))
+    unknown = sorted(set(row) - columns)
+    if unknown:
+        raise InvalidExport(f"{table}: this store has no column(s) {', '.join(unknown)}")
+    old = row.get("id")
+    if old is not None:
+        taken = store.db.execute(f"SELECT 1 FROM [{table}] WHERE id = ?", [old]).fetchone()
+        if taken:
+            row = {k: v for k, v in row.items() if k != "id"}
+    names = list(row)
+    cursor = store.db.execute(
+        f"INSERT INTO [{table}] ({', '.join(f'[{n}]' for n in names)}) "
+        f"VALUES ({', '.join('?' * len(names))})",
+        [row[n] for n in names],
+    )
+    new = int(cursor.lastrowid or 0)
+    if ids is not None and old is not None:
+        ids[old] = new
+    return new
+
+
+def _load_pack(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    from plugin_sdk.packs.documents import validate_pack
+
+    if any(p.name == record["name"] for p in store.packs.installed()):
+        return  # the store's own version of the pack governs it
+    store.packs.install(validate_pack(record["document"], source=f"export:{record['name']}"))
+
+
+def _load_override(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    store.db.execute(
+        "UPDATE criteria SET user_override = ?, updated_at = ? "
+        "WHERE category = ? AND field = ? AND user_override IS NULL",
+        [
+            json.dumps(record["value"], ensure_ascii=False),
+            store.now(),
+            record["category"],
+            record["field"],
+        ],
+    )
+
+
+def _load_memory(
+    store: Store, record: dict[str, Any], project: str, ids: dict[str, dict[int, int]]
+) -> tuple[int, int | None, str | None]:
+    cell = record.pop("cell", None)
+    # References to other memories are set once every memory is in (_relink).
+    successor = record.pop("superseded_by", None)
+    merged_from = record.pop("merged_from", None)
+    try:
+        new = _insert(store, "memories", {**record, "project": project}, ids["memories"])
+    except store.db.conn.IntegrityError as error:
+        raise InvalidExport(f"memory {record.get('id')}: {error}") from error
+    if cell:
+        _insert(store, "memory_cells", {**cell, "memory_id": new})
+    return new, successor, merged_from
+
+
+def _load_composite(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    members = record.pop("members")
+    record["head_memory_id"] = ids["memories"][record["head_memory_id"]]
+    new = _insert(store, "composites", record, ids["composites"])
+    for member, position in members:
+        _insert(
+            store,
+            "composite_members",
+            {
+                "composite_id": new,
+                "member_memory_id": ids["memories"][member],
+                "position": position,
+            },
+        )
+
+
+def _load_entity(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    _insert(store, "entities", {**record, "project": project}, ids["entities"])
+
+
+def _load_memory_entity(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    record["memory_id"] = ids["memories"][record["memory_id"]]
+    record["entity_id"] = ids["entities"][record["entity_id"]]
+    _insert(store, "memory_entities", record)
+
+
+def _load_relation(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    record["source_id"] = ids["entities"][record["source_id"]]
+    record["target_id"] = ids["entities"][record["target_id"]]
+    _insert(store, "relations", {**record, "project": project}, {})
+
+
+def _load_header(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    raise InvalidExport("a second header")
+
+
+_LOADERS = {
+    "header": _load_header,
+    "pack": _load_pack,
+    "criteria_override": _load_override,
+    "composite": _load_composite,
+    "entity": _load_entity,
+    "memory_entity": _load_memory_entity,
+    "relation": _load_relation,
+}
+
+
+def _relink(
+    store: Store, ids: dict[int, int], links: list[tuple[int, int | None, str | None]]
+) -> None:
+    """Restore ``superseded_by`` and ``merged_from`` through the id map."""
+    for new, successor, merged_from in links:
+        if successor is None and merged_from is None:
+            continue
+        if merged_from is not None:
+            merged_from = json.dumps([ids.get(i, i) for i in json.loads(merged_from)])
+        store.db.execute(
+            "UPDATE memories SET superseded_by = ?, merged_from = ? WHERE id = ?",
+            [None if successor is None else ids.get(successor, successor), merged_from, new],
+        )
