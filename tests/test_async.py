@@ -1,0 +1,98 @@
+"""AsyncStore: an async host's per-turn calls, run concurrently under asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from plugin_sdk import NotFound, Store, resolve_pack
+from plugin_sdk.host.aio import AsyncStore
+from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "async.db"
+    with Store(path, project="app") as store:
+        store.packs.install(resolve_pack("ops"))
+    return path
+
+
+def test_a_plain_store_cannot_cross_threads(db: Path) -> None:
+    # What AsyncStore exists for: asyncio.to_thread with a Store fails.
+    async def main() -> None:
+        with Store(db, project="app") as store:
+            await asyncio.to_thread(store.memories.search, "x")
+
+    with pytest.raises(sqlite3.ProgrammingError):
+        asyncio.run(main())
+
+
+def test_concurrent_writes_searches_and_injects(db: Path) -> None:
+    with Store(db, project="app") as store:
+        category = store.category_names()[0]
+
+    async def main() -> tuple[list[int], list[int], set[str], int]:
+        async with AsyncStore(db, project="app", workers=4) as memory:
+            results = await asyncio.gather(
+                *(memory.write(f"Deploy note number {n}.", category) for n in range(40))
+            )
+            hits = await asyncio.gather(*(memory.search("deploy note", limit=50) for _ in range(8)))
+            blocks = await asyncio.gather(*(memory.inject(budget=2000) for _ in range(4)))
+            threads = set(
+                await asyncio.gather(
+                    *(memory.run(lambda store: threading.current_thread().name) for _ in range(40))
+                )
+            )
+            other = await memory.write("Elsewhere.", category, project="other")
+            return [r.id for r in results], [len(h) for h in hits], threads, other.id
+
+    ids, counts, threads, other = asyncio.run(main())
+    assert len(set(ids)) == 40
+    assert counts == [40] * 8
+    assert threads <= {f"memsdk-store-{n}" for n in range(4)} and len(threads) >= 1
+    with Store(db, project="other") as store:
+        assert store.memories.get(other).project == "other"
+
+
+def test_inject_and_historian_per_turn(db: Path, tmp_path: Path) -> None:
+    with Store(db, project="app") as store:
+        category = store.category_names()[0]
+    model = ScriptedModel(
+        [f'<facts category="{category}">\n- Releases are cut on Mondays.\n</facts>']
+    )
+
+    async def main() -> tuple[str, list[int]]:
+        plugins = fresh_plugin_manager(("scripted-model", model))
+        async with AsyncStore(db, project="app", plugins=plugins) as memory:
+            report = await memory.historian(
+                [
+                    {"role": "user", "content": "We cut releases on Mondays."},
+                    {"role": "assistant", "content": "Noted."},
+                ]
+            )
+            block = await memory.inject()
+            return block.text, report.written
+
+    text, written = asyncio.run(main())
+    assert len(written) == 1 and "Releases are cut on Mondays." in text
+
+
+def test_errors_reach_the_caller_and_a_closed_store_refuses(db: Path) -> None:
+    async def main() -> AsyncStore:
+        memory = AsyncStore(db, project="app", workers=1)
+        with pytest.raises(NotFound):
+            await memory.get(12345)
+        assert (await memory.run(lambda store: store.project)) == "app"  # the worker lives on
+        await memory.aclose()
+        with pytest.raises(RuntimeError, match="closed"):
+            await memory.get(1)
+        return memory
+
+    asyncio.run(main())
+    with pytest.raises(ValueError, match="store file"):
+        AsyncStore(":memory:")
