@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plugin_sdk.plugin import DreamerTask, Store, TaskContext, has_grid, hookimpl
-from plugin_sdk.retain.job import RetainJob, RetainReport
 
 
 def run(context: TaskContext) -> int:
+    # Imported here: every process loads this plugin, few run the job.
+    from plugin_sdk.retain.job import RetainJob, RetainReport
+
     store = context.store
     if not inbox_count(store):
         return 0

@@ -36,7 +36,7 @@ def test_concurrent_writes_searches_and_injects(db: Path) -> None:
     with Store(db, project="app") as store:
         category = store.category_names()[0]
 
-    async def main() -> tuple[list[int], list[int], set[str], int]:
+    async def main() -> tuple[list[int], list[int], set[str], int, set[str]]:
         async with AsyncStore(db, project="app", workers=4) as memory:
             results = await asyncio.gather(
                 *(memory.write(f"Deploy note number {n}.", category) for n in range(40))
@@ -49,9 +49,11 @@ def test_concurrent_writes_searches_and_injects(db: Path) -> None:
                 )
             )
             other = await memory.write("Elsewhere.", category, project="other")
-            return [r.id for r in results], [len(h) for h in hits], threads, other.id
+            texts = {block.text for block in blocks}
+            return [r.id for r in results], [len(h) for h in hits], threads, other.id, texts
 
-    ids, counts, threads, other = asyncio.run(main())
+    ids, counts, threads, other, texts = asyncio.run(main())
+    assert len(texts) == 1 and "Deploy note number" in texts.pop()  # one block, whichever worker
     assert len(set(ids)) == 40
     assert counts == [40] * 8
     assert threads <= {f"memsdk-store-{n}" for n in range(4)} and len(threads) >= 1

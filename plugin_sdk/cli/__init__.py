@@ -29,6 +29,7 @@ COMMANDS = {
     "claude-code": "claude_code:claude_code",
     "composite": "composite:composite",
     "criteria": "criteria:criteria",
+    "datasette-metadata": "projects:datasette_metadata",
     "dream": "dream:dream",
     "entity": "entity:entity",
     "expand": "inject:expand",

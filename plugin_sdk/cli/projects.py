@@ -1,4 +1,7 @@
-"""``memsdk projects``, ``backup``, ``export`` and ``import``: a store's projects, kept and moved."""
+"""``memsdk projects``, ``backup``, ``export``, ``import``: a store's projects, kept and moved.
+
+And ``memsdk datasette-metadata``, to browse the store in Datasette.
+"""
 
 from __future__ import annotations
 
@@ -167,6 +170,19 @@ def import_(source: TextIO, db: str | None, project: str | None, as_json: bool) 
         echo_json(loaded)
         return
     click.echo(", ".join(f"{n} {kind}" for kind, n in loaded.items() if n) or "Nothing to load")
+
+
+@click.command(name="datasette-metadata")
+@DB_OPTION
+def datasette_metadata(db: str | None) -> None:
+    """Print Datasette metadata for the store: labels, facets, the search box.
+
+    memsdk datasette-metadata --db memory.db > metadata.json, then
+    datasette memory.db --metadata metadata.json. Start at memories_view.
+    """
+    from plugin_sdk.host.browse import datasette_metadata as metadata
+
+    echo_json(metadata(Path(db) if db else default_db_path()))
 
 
 def _open(db: str | None) -> Store:

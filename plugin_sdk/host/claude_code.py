@@ -43,6 +43,8 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 HOOK_COMMAND = "hook claude-code"
 SERVER_NAME = "memsdk"
 RECALL_BUDGET = 600
+FRAME_TOKENS = 10  # the <memory-recall> lines
+LINE_TOKENS = 8  # "- [id] " and ": " around a memory's text (more than they take)
 HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 30, "PreCompact": 600, "SessionEnd": 600}
 
 
@@ -163,7 +165,13 @@ def answer(
 
 
 def recall_text(store: Store, prompt: str, budget: int) -> str:
-    """The memories that answer ``prompt``, as a block (empty when none does)."""
+    """The memories that answer ``prompt``, as a block of at most about ``budget`` tokens.
+
+    Any of the prompt's words may match (best matches first). The block's
+    size is estimated from the memories' cached token counts, so a hook
+    that runs on every prompt loads no tokenizer; ``memsdk recall`` (the
+    search work's recall) is the exact, ranked alternative.
+    """
     from plugin_sdk.stages.inject import indent_lines
 
     words = [w for w in _words(prompt) if len(w) > 2][:24]
@@ -172,13 +180,20 @@ def recall_text(store: Store, prompt: str, budget: int) -> str:
     match = " OR ".join(f'"{word}"' for word in words)
     hits = store.memories.search(match, raw=True, limit=8)
     lines = ["<memory-recall>"]
+    used = FRAME_TOKENS
     shown = []
     for hit in hits:
-        line = f"- [{hit.memory.id}] {hit.memory.category}: {indent_lines(hit.memory.content)}"
-        if store.tokenizer.count("\n".join([*lines, line, "</memory-recall>"])) > budget:
+        memory = hit.memory
+        line = f"- [{memory.id}] {memory.category}: {indent_lines(memory.content)}"
+        cached = memory.token_count if memory.tokenizer == store.tokenizer.name else None
+        cost = (cached if cached is not None else store.tokenizer.count(memory.content)) + (
+            LINE_TOKENS + len(memory.category) // 2
+        )
+        if used + cost > budget:
             break
         lines.append(line)
-        shown.append(hit.memory.id)
+        shown.append(memory.id)
+        used += cost
     if not shown:
         return ""
     store.memories.record_retrievals(shown)

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import jsonschema
 
 from plugin_sdk.errors import InvalidDocument, PackError
 from plugin_sdk.packs.sections import validate_sections
@@ -133,6 +132,8 @@ def validate_pack(document: Any, *, source: str) -> Pack:
         check_tree(document)
     except InvalidDocument as error:
         raise PackError(source, error.reason, error.path) from error
+    import jsonschema  # here, not at import: opening a store does not validate packs
+
     validator = jsonschema.Draft202012Validator(pack_schema())
     errors = sorted(
         validator.iter_errors(document), key=lambda e: (list(map(str, e.path)), e.message)

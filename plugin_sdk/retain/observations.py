@@ -34,7 +34,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import jsonschema
 
 from plugin_sdk.errors import InvalidDocument, InvalidObservation, MemsdkError, NotFound
 from plugin_sdk.grid.policy import grid
@@ -97,7 +96,9 @@ def observation_schema() -> dict[str, Any]:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
+    import jsonschema  # here, not at import: hosts that never validate do not pay for it
+
     return jsonschema.Draft202012Validator(observation_schema())
 
 

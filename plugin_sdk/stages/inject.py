@@ -46,6 +46,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError, NotFound
 from plugin_sdk.plugin.records import Ranked
 from plugin_sdk.store.normalize import normalized_hash
+from plugin_sdk.store.tokens import count_cached
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -332,7 +333,7 @@ def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
 def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
     _load_text(store, chosen)
     text = store.plugins.hook.injection_render(store=store, chosen=chosen) if chosen else ""
-    return text, store.tokenizer.count(text)
+    return text, count_cached(store, text)  # exact; a block seen before loads no tokenizer
 
 
 def escape(text: str) -> str:

@@ -680,3 +680,72 @@ def m011_walls_and_forget(db: Database) -> None:
             WHERE scope = 'global' AND shareable = 1;
         """
     )
+
+
+@step
+def m016_browse_views(db: Database) -> None:
+    # Views for people reading the store in Datasette or sqlite-utils: the
+    # text first, ids turned into what they name, dates and the project
+    # beside it. Nothing in memsdk reads them; plugin_sdk/host/
+    # datasette-metadata.json labels them and points their search box at
+    # memories_fts.
+    db.executescript(
+        """
+        CREATE VIEW memories_view AS
+        SELECT m.id, m.content, m.category, c.label AS category_label, m.kind, m.status,
+               m.importance, m.pinned, m.project, m.created_at, m.updated_at,
+               m.last_seen_at, m.seen_count, m.retrieval_count, m.superseded_by,
+               s.content AS superseded_by_content, m.source, m.scope
+        FROM memories m
+        LEFT JOIN categories c ON c.name = m.category
+        LEFT JOIN memories s ON s.id = m.superseded_by;
+
+        CREATE VIEW composites_view AS
+        SELECT c.id, h.content AS head, c.type, h.project,
+               (SELECT count(*) FROM composite_members cm WHERE cm.composite_id = c.id)
+                   AS members,
+               c.stale_since, c.created_at, c.updated_at, c.head_memory_id
+        FROM composites c JOIN memories h ON h.id = c.head_memory_id;
+
+        CREATE VIEW composite_members_view AS
+        SELECT cm.composite_id, cm.position, m.content AS member, h.content AS head,
+               c.type, m.project, cm.member_memory_id, c.head_memory_id
+        FROM composite_members cm
+        JOIN composites c ON c.id = cm.composite_id
+        JOIN memories m ON m.id = cm.member_memory_id
+        JOIN memories h ON h.id = c.head_memory_id;
+
+        CREATE VIEW entities_view AS
+        SELECT e.id, e.name, e.type, e.subtype, e.memory_type || '.' || e.referent AS cell,
+               e.status, e.project, e.strength,
+               (SELECT count(*) FROM memory_entities me WHERE me.entity_id = e.id) AS memories,
+               e.created_at, e.updated_at, e.last_seen_at
+        FROM entities e;
+
+        CREATE VIEW memory_entities_view AS
+        SELECT m.content AS memory, e.name AS entity, me.role, m.category, m.project,
+               me.memory_id, me.entity_id
+        FROM memory_entities me
+        JOIN memories m ON m.id = me.memory_id
+        JOIN entities e ON e.id = me.entity_id;
+        """
+    )
+
+
+@step
+def m016_token_counts(db: Database) -> None:
+    db.executescript(
+        """
+        -- Exact token counts of texts memsdk renders again and again (the
+        -- injected block): a warm start reads the count instead of loading
+        -- the tokenizer (store/tokens.py, count_cached). Bounded: the least
+        -- recently used rows go.
+        CREATE TABLE token_counts (
+            text_hash TEXT NOT NULL,                  -- SHA-256 of the text
+            tokenizer TEXT NOT NULL,                  -- the counter's name
+            tokens INTEGER NOT NULL,
+            used_at TEXT NOT NULL,
+            PRIMARY KEY (text_hash, tokenizer)
+        );
+        """
+    )

