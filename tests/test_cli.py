@@ -209,3 +209,11 @@ def test_demo_report(run, tmp_path):
     assert all(search["hits"] for search in report["searches"])
     text = run("demo").output
     assert "repeats folded by deduplication" in text and "criteria from" in text
+
+
+def test_every_lazy_command_is_found_under_its_own_name():
+    from plugin_sdk.cli import COMMANDS
+
+    for name in COMMANDS:
+        command = cli.get_command(None, name)  # type: ignore[arg-type]
+        assert command is not None and command.name == name, name

@@ -16,7 +16,7 @@ import click
 from plugin_sdk.cli.common import plugin_manager, store_options
 
 if TYPE_CHECKING:
-    from plugin_sdk.host.claude_code import FileChange
+    from plugin_sdk.host.claude_hooks import FileChange
 
 EVENT_NAMES = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 
@@ -48,7 +48,7 @@ def install(
     the commands (--project, default: the one derived from the project
     folder), so hooks and the MCP server agree wherever Claude Code runs.
     """
-    from plugin_sdk.host.claude_code import install as plan
+    from plugin_sdk.host.claude_hooks import install as plan
     from plugin_sdk.store.project import project_for
 
     options = ["--project", project or project_for(project_dir)]
@@ -69,7 +69,7 @@ def install(
 @click.option("--dry-run", is_flag=True, help="Only show the diff.")
 def uninstall(project_dir: Path, yes: bool, dry_run: bool) -> None:
     """Take out exactly the entries install added; nothing else is touched."""
-    from plugin_sdk.host.claude_code import uninstall as plan
+    from plugin_sdk.host.claude_hooks import uninstall as plan
 
     _apply(plan(project_dir), yes, dry_run)
 
@@ -106,7 +106,7 @@ def hook_claude_code(
     """
     import json
 
-    from plugin_sdk.host.claude_code import answer, read_event, run_historian_on
+    from plugin_sdk.host.claude_hooks import answer, read_event, run_historian_on
     from plugin_sdk.store.paths import default_db_path
 
     payload = read_event(sys.stdin.read())
