@@ -199,3 +199,23 @@ def test_backup_during_concurrent_writes_passes_doctor(demo_db: Path, tmp_path: 
     assert "exists" in cli_run("backup", str(backups[0]), "--db", str(db), code=1)
     with pytest.raises(NoStore):
         portable.backup(tmp_path / "none.db", tmp_path / "b.db")
+
+
+def test_a_forgotten_memory_travels_as_its_tombstone(demo_db: Path, tmp_path: Path) -> None:
+    from plugin_sdk import ForgottenText
+
+    db = copy_of(demo_db, tmp_path)
+    with Store(db, project="demo") as store:
+        victim = store.memories.list(limit=1)[0]
+        store.memories.forget(victim.id, reason="a secret")
+    exported = tmp_path / "demo.jsonl"
+    cli_run("export", "--db", str(db), "--project", "demo", "-o", str(exported))
+    text = exported.read_text()
+    assert victim.content not in text and '"record": "forgotten"' in text
+    fresh = tmp_path / "fresh.db"
+    cli_run("import", str(exported), "--db", str(fresh))
+    with Store(fresh, project="demo") as store, pytest.raises(ForgottenText):
+        store.memories.write(victim.content, victim.category)
+    again = tmp_path / "again.jsonl"
+    cli_run("export", "--db", str(fresh), "--project", "demo", "-o", str(again))
+    assert again.read_text() == text

@@ -11,7 +11,9 @@ One JSON object per line, each naming what it is in ``record``, in this order:
 - ``memory``: every memory of the project, of every status, as its row (with
   its place on the grid, ``cell``, when classify gave it one);
 - ``composite``: each composite headed by one of them, with its members;
-- ``entity``, ``memory_entity``, ``relation``: the project's entity grid.
+- ``entity``, ``memory_entity``, ``relation``: the project's entity grid;
+- ``forgotten``: the tombstones of forgotten memories (never the text: the
+  hash that refuses it coming back).
 
 :func:`backup` copies the whole file with SQLite's online backup, from one
 read transaction: a consistent moment of the store while other processes
@@ -49,6 +51,7 @@ ORDER = (
     "entity",
     "memory_entity",
     "relation",
+    "forgotten",
 )
 
 
@@ -170,6 +173,15 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
     ):
         row.pop("project")
         yield {"record": "relation", **row}
+    if _table_exists(store, "forgotten"):
+        for row in _rows(
+            store,
+            "SELECT * FROM forgotten WHERE project = ? ORDER BY memory_id",
+            [name],
+            "forgotten",
+        ):
+            row.pop("project")
+            yield {"record": "forgotten", **row}
 
 
 def dump_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -354,6 +366,18 @@ def _load_relation(store: Store, record: dict[str, Any], project: str, ids: Any)
     _insert(store, "relations", {**record, "project": project}, {})
 
 
+def _load_forgotten(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    record["memory_id"] = ids["memories"][record["memory_id"]]
+    _insert(store, "forgotten", {**record, "project": project})
+
+
+def _table_exists(store: Store, table: str) -> bool:
+    found = store.db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
+    ).fetchone()
+    return found is not None
+
+
 def _load_header(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
     raise InvalidExport("a second header")
 
@@ -366,6 +390,7 @@ _LOADERS = {
     "entity": _load_entity,
     "memory_entity": _load_memory_entity,
     "relation": _load_relation,
+    "forgotten": _load_forgotten,
 }
 
 
