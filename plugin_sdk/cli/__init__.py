@@ -171,6 +171,7 @@ def _register() -> None:
     cli.add_command(composite.composite)
     cli.add_command(inject.inject_command)
     cli.add_command(inject.expand)
+    cli.add_command(inject.recall_command)
     from plugin_sdk.cli import entity, grid
 
     cli.add_command(entity.entity)

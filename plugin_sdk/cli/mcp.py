@@ -26,7 +26,7 @@ from plugin_sdk.stages.inject import DEFAULT_BUDGET
 def mcp_command(budget: int, packs: tuple[str, ...], db: str | None, project: str | None) -> None:
     """Serve the store's project to an MCP host over standard input and output.
 
-    Tools: memory_write, memory_search, memory_get, memory_expand,
+    Tools: memory_write, memory_search, memory_recall, memory_get, memory_expand,
     memory_update, memory_archive, memory_outcome, memory_merge; their category enum is read
     from the store when the server starts. Resource memsdk://inject and prompt
     'memory': the injected table of contents. Needs the mcp extra:

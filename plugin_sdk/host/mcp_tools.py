@@ -3,7 +3,7 @@
 Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
 these tools over MCP, and tests and docs read them directly.
 
-- :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
+- :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_recall``, ``memory_get``,
   ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
   ``memory_merge``, ``memory_forget``,
   with schemas built from the store now: the ``category`` enum is the store's
@@ -31,6 +31,7 @@ from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
 from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
 from plugin_sdk.stages.inject import expand, indent_lines, inject
+from plugin_sdk.stages.recall import recall
 from plugin_sdk.store.limits import check_tree
 from plugin_sdk.store.models import Memory
 
@@ -118,16 +119,41 @@ def tool_specs(store: Store) -> list[ToolSpec]:
         ),
         ToolSpec(
             "memory_search",
-            "Full-text search of the active memories (all words must match, any order).",
+            "Search the memories in plain language: ask as you would a person "
+            '("how do we fail over the postgres primary", "what did Anya decide last week"). '
+            "Any word may match; memories matching more of the question rank first.",
             _object(
                 {
-                    "query": {"type": "string", "minLength": 1},
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The question or topic, in plain language.",
+                    },
                     "category": category,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                 },
                 ["query"],
             ),
             _search,
+            read_only=True,
+        ),
+        ToolSpec(
+            "memory_recall",
+            "The memories that answer a question, as one block within a token budget: "
+            "best matches first, headers with their matching details, the dates things "
+            "happened. Ask in plain language.",
+            _object(
+                {
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The question or the user's message, in plain language.",
+                    },
+                    "budget": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1500},
+                },
+                ["query"],
+            ),
+            _recall,
             read_only=True,
         ),
         ToolSpec(
@@ -319,6 +345,18 @@ def _search(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     if not hits:
         return f"No memory matches {args['query']!r}.", data
     return "\n".join(_line(hit.memory) for hit in hits), data
+
+
+def _recall(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = recall(store, args["query"], budget=args.get("budget", 1500))
+    data = {
+        "shown": result.shown,
+        "why": {str(k): v for k, v in result.why.items()},
+        "tokens": result.tokens,
+        "budget": result.budget,
+        "left_out": result.left_out,
+    }
+    return result.text or f"No memory matches {args['query']!r}.", data
 
 
 def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
