@@ -37,7 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import ForgottenText, HistorianReplyError, InvalidMemory, InvalidTranscript, NoModel
+from plugin_sdk.errors import (
+    ForgottenText,
+    HistorianReplyError,
+    InvalidMemory,
+    InvalidTranscript,
+    NoModel,
+)
 from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory

@@ -44,9 +44,9 @@ from plugin_sdk.store.models import (
     split_cell,
 )
 from plugin_sdk.store.normalize import normalized_hash
-from plugin_sdk.store.visibility import check_owner, not_found, readable, readable_sql
 from plugin_sdk.store.ranking import Found
 from plugin_sdk.store.search import find, not_live
+from plugin_sdk.store.visibility import check_owner, not_found, readable
 from plugin_sdk.store.when import utc_iso
 
 if TYPE_CHECKING:

@@ -678,6 +678,8 @@ def m011_walls_and_forget(db: Database) -> None:
         -- search and injection add them to a project's own without a scan.
         CREATE INDEX memories_shared ON memories (status, project)
             WHERE scope = 'global' AND shareable = 1;
+        """
+    )
 
 
 @step
