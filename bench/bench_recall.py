@@ -47,9 +47,9 @@ from random import Random
 from typing import Any
 
 from plugin_sdk import Store, recall, validate_pack
-from plugin_sdk.store.query import any_of, parse
-from plugin_sdk.store.ranking import set_setting
-from plugin_sdk.store.search import stopwords
+from plugin_sdk.store.search.engine import stopwords
+from plugin_sdk.store.search.query import any_of, parse
+from plugin_sdk.store.search.ranking import set_setting
 
 DATA = Path(__file__).parent / "data" / "recall" / "recall.json"
 KS = (1, 5, 10, 20)

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import InvalidMemory, Store, hookimpl, make_plugin_manager, resolve_pack
-from plugin_sdk.store.query import parse, shipped_stopwords, tokens
-from plugin_sdk.store.ranking import DEFAULTS, set_setting
-from plugin_sdk.store.ranking import settings as search_settings
-from plugin_sdk.store.search import index_check
+from plugin_sdk.store.search.engine import index_check
+from plugin_sdk.store.search.query import parse, shipped_stopwords, tokens
+from plugin_sdk.store.search.ranking import DEFAULTS, set_setting
+from plugin_sdk.store.search.ranking import settings as search_settings
 
 FIXED = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
 
@@ -258,7 +258,7 @@ def test_occurred_at_is_kept_in_utc_and_a_dated_query_prefers_its_span(tmp_path:
 
 
 def test_time_expressions_are_read_against_the_clock() -> None:
-    from plugin_sdk.store.when import time_range
+    from plugin_sdk.store.search.when import time_range
 
     def span(text: str) -> tuple[str | None, str | None]:
         found = time_range(text, FIXED)

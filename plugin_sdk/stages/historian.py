@@ -47,7 +47,7 @@ from plugin_sdk.errors import (
 from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
-from plugin_sdk.store.when import utc_iso
+from plugin_sdk.store.search.when import utc_iso
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -32,7 +32,7 @@ import attrs
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.stages.inject import indent_lines
-from plugin_sdk.store.query import tokens
+from plugin_sdk.store.search.query import tokens
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -9,7 +9,7 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
   triggers, ``user_version``; pending steps are noted (opening applies them);
 - **full-text index**: ``memories_fts``'s own structure (FTS5's
   ``integrity-check``) and its rows against the live memories
-  (``search.index_check``: it holds those, and only those);
+  (``search.engine.index_check``: it holds those, and only those);
 - **references**: ``PRAGMA foreign_key_check`` over every table, and every
   table with a ``memory_id`` column without a declared key (a vector index,
   say) against ``memories``;
@@ -23,7 +23,7 @@ Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
 by the next run). With ``repair=True`` it rebuilds what can be rebuilt without
 guessing: missing indexes and triggers (from the migrations' own SQL), the
-full-text index (from the live memories, ``search.rebuild_index``), ``user_version``, and stale leases
+full-text index (from the live memories, ``search.engine.rebuild_index``), ``user_version``, and stale leases
 (released); a missing table or a broken reference is only reported.
 """
 
@@ -41,7 +41,7 @@ from plugin_sdk.errors import SchemaTooNew, StoreError
 from plugin_sdk.store import fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
-from plugin_sdk.store.search import index_check, rebuild_index
+from plugin_sdk.store.search.engine import index_check, rebuild_index
 
 CHECKS = ("integrity", "schema", "fts", "references", "composites", "merges", "dreamer")
 _SHOWN = 20  # findings of one kind shown before "and N more"

@@ -44,10 +44,10 @@ from plugin_sdk.store.models import (
     split_cell,
 )
 from plugin_sdk.store.normalize import normalized_hash
-from plugin_sdk.store.ranking import Found
-from plugin_sdk.store.search import find, not_live
+from plugin_sdk.store.search.engine import find, not_live
+from plugin_sdk.store.search.ranking import Found
+from plugin_sdk.store.search.when import utc_iso
 from plugin_sdk.store.visibility import check_owner, not_found, readable
-from plugin_sdk.store.when import utc_iso
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -686,7 +686,7 @@ def m011_walls_and_forget(db: Database) -> None:
 def m008_search(db: Database) -> None:
     # The full-text index holds what a search can return, and nothing else:
     # live (active) memories only, with the project applied inside the MATCH
-    # through an indexed ``fts_scope`` column (see ``search.py``). The table
+    # through an indexed ``fts_scope`` column (see ``search/engine.py``). The table
     # is rebuilt from scratch, so the old one and its triggers go first.
     db.executescript(
         """

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import InvalidMemory
-from plugin_sdk.store.query import Query, tokens
-from plugin_sdk.store.when import TimeRange
+from plugin_sdk.store.search.query import Query, tokens
+from plugin_sdk.store.search.when import TimeRange
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 #: Every setting, with its default and what it does.
 DEFAULTS: dict[str, Any] = {
     # Query reading
-    "language": "en",  # stopword list: plugin_sdk/store/stopwords/<language>.txt
+    "language": "en",  # stopword list: plugin_sdk/store/search/stopwords/<language>.txt
     "common_share": 0.01,  # a word in more than this share of indexed memories is common ...
     "common_min": 1000,  # ... and in more than this many: left out of candidate generation
     "candidates": 200,  # memories taken per word (and for the recent-rows fallback)

@@ -51,7 +51,7 @@ def shipped_stopwords(language: str = "en") -> frozenset[str]:
     """The stopword list shipped for ``language`` (empty when there is none)."""
     if not re.fullmatch(r"[a-z]{2,8}", language):
         return frozenset()
-    path = resources.files("plugin_sdk").joinpath(f"store/stopwords/{language}.txt")
+    path = resources.files("plugin_sdk").joinpath(f"store/search/stopwords/{language}.txt")
     try:
         text = path.read_text("utf-8")
     except (FileNotFoundError, OSError):

@@ -31,10 +31,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import InvalidMemory
-from plugin_sdk.store import query as q
-from plugin_sdk.store.ranking import Found, found, fuse, rank, settings
+from plugin_sdk.store.search import query as q
+from plugin_sdk.store.search.ranking import Found, found, fuse, rank, settings
+from plugin_sdk.store.search.when import TimeRange, time_range
 from plugin_sdk.store.visibility import readable_sql
-from plugin_sdk.store.when import TimeRange, time_range
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
