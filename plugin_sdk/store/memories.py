@@ -330,8 +330,7 @@ class Memories:
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidMemory("search query is empty")
-        try:
-            check_text(query, "search query")
+        try:  # a query is read, never stored: lone surrogates are dropped, not refused
             check_count(limit, "limit", minimum=1)
         except InvalidDocument as error:
             raise InvalidMemory(str(error)) from error
