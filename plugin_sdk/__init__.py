@@ -122,6 +122,10 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
         expand,
         inject,
     )
+    from plugin_sdk.stages.recall import (
+        Recall,
+        recall,
+    )
     from plugin_sdk.store.connection import (
         Store,
     )
@@ -189,6 +193,7 @@ _EXPORTS = {
     "Prompt": "plugin_sdk.plugin.records",
     "ProposalError": "plugin_sdk.errors",
     "QueueError": "plugin_sdk.errors",
+    "Recall": "plugin_sdk.stages.recall",
     "RetainError": "plugin_sdk.errors",
     "RunReport": "plugin_sdk.stages.dreamer",
     "SchemaMismatch": "plugin_sdk.errors",
@@ -217,6 +222,7 @@ _EXPORTS = {
     "make_plugin_manager": "plugin_sdk.plugin.manager",
     "open_store": "plugin_sdk.host.opening",
     "project_for": "plugin_sdk.store.project",
+    "recall": "plugin_sdk.stages.recall",
     "resolve_pack": "plugin_sdk.packs.sources",
     "run_historian": "plugin_sdk.stages.historian",
     "validate_pack": "plugin_sdk.packs.documents",
@@ -276,6 +282,7 @@ __all__ = [
     "ProposalError",
     "QueueError",
     "ReadOnlyMemory",
+    "Recall",
     "RetainError",
     "RunReport",
     "SchemaMismatch",
@@ -304,6 +311,7 @@ __all__ = [
     "make_plugin_manager",
     "open_store",
     "project_for",
+    "recall",
     "resolve_pack",
     "run_historian",
     "validate_pack",

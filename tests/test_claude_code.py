@@ -102,8 +102,9 @@ def test_pre_compact_runs_the_historian_on_what_is_new_and_session_end_sends_not
     assert len(model.prompts) == 2
     with Store(db, project="harbour") as store:
         assert len(Ledger(store).entries()) == 2
-        found = store.memories.search("local time")
-    assert [hit.memory.source for hit in found] == ["claude-code"]
+        found = store.memories.search("tide times local time")
+    written = [hit.memory for hit in found if "harbor API" in hit.memory.content]
+    assert [memory.source for memory in written] == ["claude-code"]
     # SessionEnd right after: the ledger has it all, no model is called.
     assert hook("SessionEnd", db, payload("SessionEnd", tmp_path), ScriptedModel([])) == {
         "suppressOutput": True

@@ -370,3 +370,16 @@ def test_view_is_bounded_even_with_500_matching_memories(open_store, words_per_m
             assert len(view) == VIEW_LIMIT  # short memories: the count binds
         else:
             assert len(view) < VIEW_LIMIT  # long memories: the token budget binds
+
+
+def test_facts_from_a_timed_chunk_carry_when_it_happened(store, model):
+    model.add(block("LAMP_STATE", "The lamp failed at 02:10."))
+    timed = [
+        {**CHUNK[0], "timestamp": "2026-03-01T02:10:00Z"},
+        {**CHUNK[1], "timestamp": "2026-03-01T02:12:00Z"},
+    ]
+    report = run_historian(store, timed)
+    assert store.memories.get(report.written[0]).occurred_at == "2026-03-01T02:12:00.000000+00:00"
+    model.add(block("LAMP_STATE", "Spare bulbs are in the east locker."))
+    untimed = run_historian(store, CHUNK)
+    assert store.memories.get(untimed.written[0]).occurred_at is None

@@ -116,9 +116,9 @@ def test_the_store_holds_what_the_host_was_told(first_run):
             "Always run the tests with `make check` before a commit.",
             "Never push to main directly.",
         ]
-        (hit,) = store.memories.search("staging database")
+        hit = store.memories.search("staging database")[0]
         assert hit.memory.category == "USER_FACTS"
-        (header,) = store.memories.search("cut release")
+        header = store.memories.search("cut release")[0]
         assert len(expand(store, header.memory.id).shown) == 3
         sessions = [
             row[0] for row in store.db.execute("SELECT session_id FROM injections ORDER BY 1")

@@ -34,6 +34,7 @@ ORCHARD = pack_document(
 TOOLS = {
     "memory_write",
     "memory_search",
+    "memory_recall",
     "memory_get",
     "memory_expand",
     "memory_update",
@@ -151,7 +152,7 @@ def test_write_search_get_update_merge_archive_round_trip(db):
         }
         found = await session.call_tool("memory_search", {"query": "bramley rootstock"})
         assert not found.is_error
-        assert [hit["id"] for hit in found.structured_content["results"]] == [new_id]
+        assert found.structured_content["results"][0]["id"] == new_id
         assert f"[{new_id}] ORCHARD_GRAFTS: Row 4: Bramley" in text_of(found)
         none = await session.call_tool(
             "memory_search", {"query": "bramley", "category": "ORCHARD_RULES"}
@@ -383,6 +384,7 @@ def test_every_tool_has_a_title_an_output_schema_and_annotations(db):
     read_only = {name for name, tool in seen.items() if tool.annotations.read_only_hint}
     assert read_only == {
         "memory_search",
+        "memory_recall",
         "memory_get",
         "memory_list",
         "memory_recent",
@@ -432,3 +434,31 @@ def test_list_recent_toc_and_lenient_ids(db):
     assert out["by_text"].structured_content["id"] == out["one_id"]
     assert out["by_hash"].structured_content["id"] == out["one_id"]
     assert out["bad"].is_error and "argument id" in text_of(out["bad"])
+
+
+def test_memory_recall_over_mcp_answers_a_plain_question_within_its_budget(db: Path) -> None:
+    with Store(db, project=PROJECT) as store:
+        graft = store.memories.write(
+            "Row 4 holds bramley scions grafted on M26 rootstock.",
+            "ORCHARD_GRAFTS",
+            occurred_at="2026-03-02",
+        ).id
+
+    async def check() -> None:
+        async with client(db) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert tools["memory_recall"].annotations.read_only_hint is True
+            assert "plain language" in tools["memory_search"].description
+            found = await session.call_tool(
+                "memory_recall", {"query": "What's grafted on row 4's rootstock?", "budget": 200}
+            )
+            assert not found.is_error, text_of(found)
+            data = found.structured_content
+            assert data["shown"][0] == graft
+            assert data["tokens"] <= 200
+            assert f"[{graft}] (2026-03-02) Row 4 holds bramley" in text_of(found)
+            assert "matched" in " ".join(data["why"][str(graft)])
+            empty = await session.call_tool("memory_recall", {"query": 'NEAR( " OR *'})
+            assert not empty.is_error
+
+    anyio.run(check)

@@ -81,13 +81,13 @@ def test_approving_a_write_applies_it_through_the_store_and_undo_restores_the_st
         "Pick pears before they are ripe.",
         f"proposal:{proposal_id}",
     )
-    assert [hit.memory.id for hit in store.memories.search("pick pears")] == [memory.id]
+    assert store.memories.search("pick pears")[0].memory.id == memory.id
     assert dump(store) != before
 
     undone = q.undo(store, proposal_id, actor="bob")
     assert undone.status == "undone"
     assert dump(store) == before
-    assert store.memories.search("pick pears") == []
+    assert memory.id not in [hit.memory.id for hit in store.memories.search("pick pears")]
     assert [(e.event, e.actor) for e in events(store, proposal_id)] == [
         ("filed", "test"),
         ("approved", "ann"),

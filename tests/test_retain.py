@@ -556,3 +556,14 @@ def test_the_observation_schema_is_valid_and_the_docs_example_passes_it():
     (example,) = [b.split("\n```", 1)[0] for b in text.split("```json\n")[1:]]
     observation = check_document(json.loads(example))
     assert observation.target == "world:person:anya" and observation.facts[0].predicate == "role"
+
+
+def test_a_retained_observation_gives_its_memory_the_time_it_happened(field):
+    feed(
+        field,
+        obs(
+            "o1", [HERON], "A grey heron at the north marsh.", timestamp="2026-05-01T06:00:00+02:00"
+        ),
+    )
+    memory = field.memories.get(get(field, "o1").memory_id)
+    assert memory.occurred_at == "2026-05-01T04:00:00.000000+00:00"

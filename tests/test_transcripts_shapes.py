@@ -63,7 +63,9 @@ def test_claude_code_memory_input_is_an_explicit_request_to_remember():
         "role": "user",
         "content": explicit.text,
         "explicit": "remember",
+        "timestamp": explicit.timestamp,  # when it was said: the memory's occurred_at
     }
+    assert explicit.timestamp
     # the historian reads it headed as a request to remember, and the budget counts that text
     assert render([explicit]).startswith("[user: remember this]\n")
 

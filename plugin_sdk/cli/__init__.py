@@ -48,6 +48,7 @@ COMMANDS = {
     "projects": "projects:projects",
     "prompt": "prompt:prompt",
     "queue": "queue:queue",
+    "recall": "inject:recall_command",
     "retain": "retain:retain_group",
     "review": "retain:triage",
     "truth": "retain:truth_group",

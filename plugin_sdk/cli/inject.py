@@ -6,6 +6,7 @@ import click
 
 from plugin_sdk.cli.common import ID, JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.stages import inject as injector
+from plugin_sdk.stages import recall as recaller
 
 
 @click.command(name="inject")
@@ -83,3 +84,36 @@ def expand(
     click.echo(result.text or "(nothing fits the budget)")
     if result.left_out:
         click.echo(f"{len(result.left_out)} details left out by the budget", err=True)
+
+
+@click.command(name="recall")
+@click.argument("query")
+@click.option(
+    "--budget",
+    type=click.IntRange(1),
+    default=recaller.DEFAULT_BUDGET,
+    show_default=True,
+    help="Hard cap on the block's tokens.",
+)
+@store_options
+@JSON_OPTION
+def recall_command(
+    query: str, budget: int, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Print the memories that answer QUERY (plain language) within a token budget.
+
+    The block for this turn: best matches first, headers with their matching
+    details, sequence neighbours, entities' compiled truths (docs/search.md).
+    The account (ids, why, tokens) goes to standard error, or into --json.
+    """
+    with open_store(db, project) as store:
+        result = recaller.recall(store, query, budget=budget)
+    if as_json:
+        echo_json({**result.to_dict(), "why": {str(k): v for k, v in result.why.items()}})
+        return
+    click.echo(result.text or "(no memory matches)")
+    click.echo(
+        f"{result.tokens}/{result.budget} tokens; {len(result.shown)} memories shown, "
+        f"{len(result.left_out)} left out by the budget",
+        err=True,
+    )

@@ -52,11 +52,12 @@ def mcp_command(
 ) -> None:
     """Serve the store to MCP hosts: one project over stdio, or a team's over HTTP.
 
-    Tools: memory_write, memory_search, memory_get, memory_list,
+    Tools: memory_write, memory_search, memory_recall, memory_get, memory_list,
     memory_recent, memory_toc, memory_expand, memory_update, memory_archive,
-    memory_outcome, memory_merge, each with a title, an output schema and annotations; their
-    category enum is read from the store when the server starts. Resource
-    memsdk://inject and prompt 'memory': the injected table of contents.
+    memory_outcome, memory_merge, memory_forget, each with a title, an output
+    schema and annotations; their category enum is read from the store when the
+    server starts. Resource memsdk://inject and prompt 'memory': the injected
+    table of contents.
 
     Over stdio the project is --project (or the default; the server's
     instructions name it). With --http HOST:PORT every request needs

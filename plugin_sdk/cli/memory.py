@@ -23,6 +23,7 @@ def memory() -> None:
 @click.option("-c", "--category", required=True, help="One of the store's categories.")
 @click.option("--importance", type=click.IntRange(1, 100), default=50, show_default=True)
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
+@click.option("--occurred-at", help="When it happened (ISO 8601), if not now.")
 @store_options
 @JSON_OPTION
 def write(
@@ -30,6 +31,7 @@ def write(
     category: str,
     importance: int,
     source: str,
+    occurred_at: str | None,
     db: str | None,
     project: str | None,
     as_json: bool,
@@ -38,7 +40,9 @@ def write(
     if content == "-":
         content = sys.stdin.read()
     with open_store(db, project) as store:
-        result = store.memories.write(content, category, importance=importance, source=source)
+        result = store.memories.write(
+            content, category, importance=importance, source=source, occurred_at=occurred_at
+        )
     if as_json:
         echo_json(
             {
@@ -80,7 +84,7 @@ def get(memory_id: int, db: str | None, project: str | None, as_json: bool) -> N
 @click.option("-n", "--limit", type=count(1), default=10, show_default=True)
 @click.option("--archived", is_flag=True, help="Include archived memories.")
 @click.option("--superseded", is_flag=True, help="Include superseded memories.")
-@click.option("--raw", is_flag=True, help="Use FTS5 query syntax (OR, NEAR, prefix*).")
+@click.option("--raw", is_flag=True, help="Expert: FTS5 query syntax (OR, NEAR, prefix*).")
 @store_options
 @JSON_OPTION
 def search(
@@ -94,7 +98,11 @@ def search(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Full-text search in the project's memories, best match first."""
+    """Search the project's memories for QUERY in plain language, best match first.
+
+    Ask as you would a person ("how do we fail over the postgres primary");
+    see docs/search.md for how the query is read and the results ranked.
+    """
     with open_store(db, project, read=True) as store:
         hits = store.memories.search(
             query,
@@ -105,7 +113,12 @@ def search(
             include_superseded=superseded,
         )
     if as_json:
-        echo_json([{**hit.memory.to_dict(), "rank": hit.rank} for hit in hits])
+        echo_json(
+            [
+                {**hit.memory.to_dict(), "rank": hit.rank, "score": hit.score, "why": list(hit.why)}
+                for hit in hits
+            ]
+        )
         return
     if not hits:
         click.echo("No matches.")

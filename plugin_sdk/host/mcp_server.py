@@ -48,7 +48,8 @@ GUIDE = (
     "At the start of a session read the resource "
     f"{INJECT_URI} (or the prompt '{PROMPT_NAME}', or call memory_toc): a table of contents "
     "of what is remembered, each entry with its [id]. memory_expand ID shows a header's "
-    "details; memory_search finds more; memory_list and memory_recent browse; memory_write "
+    "details; memory_recall answers a question in plain language with the memories that "
+    "matter; memory_search finds more; memory_list and memory_recent browse; memory_write "
     "files a durable fact under one category. Follow the directives it lists."
 )
 

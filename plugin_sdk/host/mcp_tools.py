@@ -3,10 +3,10 @@
 Nothing here imports the ``mcp`` SDK: :mod:`plugin_sdk.host.mcp_server` serves
 these tools over MCP, and tests and docs read them directly.
 
-- :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_get``,
-  ``memory_list``, ``memory_recent``, ``memory_toc``, ``memory_expand``,
-  ``memory_update``, ``memory_archive``, ``memory_outcome``, ``memory_merge``,
-  ``memory_forget``. Each has a title, an output schema (what its structured
+- :func:`tool_specs`: ``memory_write``, ``memory_search``, ``memory_recall``,
+  ``memory_get``, ``memory_list``, ``memory_recent``, ``memory_toc``,
+  ``memory_expand``, ``memory_update``, ``memory_archive``, ``memory_outcome``,
+  ``memory_merge``, ``memory_forget``. Each has a title, an output schema (what its structured
   result holds) and the hints hosts show and act on (read-only, destructive,
   idempotent). Schemas are built from the store now: the ``category`` enum is the store's
   categories in priority order, and the write tool's description carries each
@@ -34,6 +34,7 @@ from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
 from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
 from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, indent_lines, inject
+from plugin_sdk.stages.recall import recall
 from plugin_sdk.store.limits import check_tree
 from plugin_sdk.store.models import Memory
 
@@ -162,10 +163,16 @@ def tool_specs(store: Store) -> list[ToolSpec]:
         ),
         ToolSpec(
             "memory_search",
-            "Full-text search of the active memories (all words must match, any order).",
+            "Search the memories in plain language: ask as you would a person "
+            '("how do we fail over the postgres primary", "what did Anya decide last week"). '
+            "Any word may match; memories matching more of the question rank first.",
             _object(
                 {
-                    "query": {"type": "string", "minLength": 1},
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The question or topic, in plain language.",
+                    },
                     "category": category,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                 },
@@ -176,6 +183,35 @@ def tool_specs(store: Store) -> list[ToolSpec]:
             output_schema=_output({"results": _list_of(RECORD)}),
             read_only=True,
             idempotent=True,
+        ),
+        ToolSpec(
+            "memory_recall",
+            "The memories that answer a question, as one block within a token budget: "
+            "best matches first, headers with their matching details, the dates things "
+            "happened. Ask in plain language.",
+            _object(
+                {
+                    "query": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The question or the user's message, in plain language.",
+                    },
+                    "budget": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1500},
+                },
+                ["query"],
+            ),
+            _recall,
+            title="Recall for a question",
+            output_schema=_output(
+                {
+                    "shown": _list_of(INTEGER),
+                    "why": {"type": "object", "additionalProperties": _list_of(STRING)},
+                    "tokens": INTEGER,
+                    "budget": INTEGER,
+                    "left_out": _list_of(INTEGER),
+                }
+            ),
+            read_only=True,
         ),
         ToolSpec(
             "memory_get",
@@ -564,6 +600,18 @@ def _toc(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         "note": result.note,
     }
     return result.text or f"({result.note})", data
+
+
+def _recall(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = recall(store, args["query"], budget=args.get("budget", 1500))
+    data = {
+        "shown": result.shown,
+        "why": {str(k): v for k, v in result.why.items()},
+        "tokens": result.tokens,
+        "budget": result.budget,
+        "left_out": result.left_out,
+    }
+    return result.text or f"No memory matches {args['query']!r}.", data
 
 
 def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:

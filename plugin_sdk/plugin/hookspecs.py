@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     )
     from plugin_sdk.proposals.filing import ProposalDraft
     from plugin_sdk.store.connection import Store
-    from plugin_sdk.store.models import Memory
+    from plugin_sdk.store.models import Memory, SearchHit
     from plugin_sdk.store.tokens import TokenCounter
 
 PROJECT_NAME = "plugin_sdk"
@@ -306,6 +306,41 @@ def schema_fit(
     :param observation: the observation, not yet written.
     :param entities: every entity name it uses, resolved: the entity, or
         ``None`` when the store does not have it yet.
+    """
+
+
+# Search: what ``store.memories.search`` and ``recall`` find (docs/search.md).
+
+
+@hookspec
+def search_candidates(store: Store, query: str, project: str, limit: int) -> list[int] | None:
+    """Offer memory ids for a query, best first (vectors, a graph walk, another index).
+
+    Every implementation runs. Each non-empty list is fused with the lexical
+    ranking by reciprocal rank fusion: a memory's fused score is the sum over
+    the lists that hold it of ``1 / (k + position)`` (position from 1, ``k``
+    the store's ``rrf_k`` setting, 60 by default). Ids that are not live
+    memories readable from ``project`` are dropped. Return ``None`` (or an
+    empty list) to offer nothing.
+
+    :param store: the store.
+    :param query: the query as the caller typed it.
+    :param project: the project searched.
+    :param limit: how many ids are useful at most.
+    """
+
+
+@hookspec(firstresult=True)
+def search_rank(store: Store, query: str, hits: list[SearchHit]) -> list[SearchHit] | None:
+    """Reorder (or filter) a search's results before they are returned.
+
+    Stops at the first non-``None`` result. Without an implementation the
+    order is the built-in ranking (``docs/search.md``). ``recall`` packs
+    memories in the order this returns.
+
+    :param store: the store.
+    :param query: the query as the caller typed it.
+    :param hits: the results, best first, each with its ``score`` and ``why``.
     """
 
 

@@ -148,7 +148,11 @@ class RetainContext:
                 )
         else:
             result = store.memories.write(
-                text, category, importance=importance, source=f"observation:{o.id}"
+                text,
+                category,
+                importance=importance,
+                source=f"observation:{o.id}",
+                occurred_at=o.timestamp,
             )
             memory_id = result.id
             self.memory_created = result.created

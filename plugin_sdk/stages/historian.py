@@ -37,10 +37,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import ForgottenText, HistorianReplyError, InvalidTranscript, NoModel
+from plugin_sdk.errors import (
+    ForgottenText,
+    HistorianReplyError,
+    InvalidMemory,
+    InvalidTranscript,
+    NoModel,
+)
 from plugin_sdk.model.tagged import OUTSIDE
 from plugin_sdk.plugin.records import Malformed
 from plugin_sdk.store.models import Memory
+from plugin_sdk.store.search.when import utc_iso
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -95,6 +102,7 @@ def run_historian(
 ) -> HistorianReport:
     """Turn one transcript chunk into memories; see the module docstring."""
     chunk = _check_messages(messages)
+    occurred_at = _when(messages)
     hooks = store.plugins.hook
     view = bounded_view(store, chunk, project=project)
     prompt = hooks.historian_prompt(store=store, messages=chunk, view=view)
@@ -127,7 +135,7 @@ def run_historian(
     with store.atomic():
         for fact in parsed.facts:
             try:
-                _keep_fact(store, report, fact, project, source, view)
+                _keep_fact(store, report, fact, project, source, view, occurred_at)
             except ForgottenText as error:
                 report.refused.append(
                     {"category": fact.category, "line": fact.line, "forgotten": error.memory_id}
@@ -179,6 +187,7 @@ def _keep_fact(
     project: str | None,
     source: str,
     view: list[Memory],
+    occurred_at: str | None = None,
 ) -> None:
     """Write one parsed fact, or quarantine it as the admission says."""
     hooks = store.plugins.hook
@@ -190,6 +199,7 @@ def _keep_fact(
             project=project,
             source=source,
             importance=admission.importance,
+            occurred_at=occurred_at,
         )
         (report.written if result.created else report.folded).append(result.id)
         if fact.under is not None:
@@ -257,6 +267,19 @@ def bounded_view(
             shown.add(head.id)
             used += cost
     return view
+
+
+def _when(messages: Sequence[dict[str, Any]]) -> str | None:
+    """When the chunk happened: its latest message timestamp that reads as ISO 8601, if any."""
+    found = []
+    for message in messages:
+        stamp = message.get("timestamp") if isinstance(message, dict) else None
+        if isinstance(stamp, str):
+            try:
+                found.append(utc_iso(stamp))
+            except InvalidMemory:
+                continue
+    return max((s for s in found if s), default=None)
 
 
 def _check_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, str]]:

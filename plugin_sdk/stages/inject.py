@@ -76,6 +76,7 @@ class Injection:
     active: int = 0
     note: str = ""
     hashes: dict[int, str] = attrs.field(factory=dict, repr=False)
+    recalled: list[int] = attrs.field(factory=list)
 
     @property
     def coverage(self) -> float:
@@ -94,10 +95,20 @@ def inject(
     project: str | None = None,
     budget: int = DEFAULT_BUDGET,
     session: str | None = None,
+    message: str | None = None,
+    recall_budget: int | None = None,
 ) -> Injection:
-    """Build the injection block for a project; see the module docstring."""
+    """Build the injection block for a project; see the module docstring.
+
+    With ``message`` (the user's current message), a recall block for it
+    (``stages/recall.py``) follows the table of contents, taking
+    ``recall_budget`` tokens (default: a quarter of ``budget``, at most
+    1500) out of the same hard cap; ``recalled`` lists what it shows.
+    """
     if budget < 1:
         raise MemsdkError(f"budget must be at least 1 token, got {budget}")
+    if message is not None and message.strip():
+        return _with_recall(store, project, budget, session, message, recall_budget)
     project = project or store.project
     ranked, offered = _ranked(store, project)
     chosen: list[Candidate] = []
@@ -152,6 +163,34 @@ def inject(
         _record(store, session, project, result)
         store.memories.record_retrievals(result.shown)
     return result
+
+
+def _with_recall(
+    store: Store,
+    project: str | None,
+    budget: int,
+    session: str | None,
+    message: str,
+    recall_budget: int | None,
+) -> Injection:
+    from plugin_sdk.stages.recall import recall
+
+    share = min(1500, budget // 4) if recall_budget is None else recall_budget
+    share = max(0, min(share, budget - 1))
+    toc = inject(store, project=project, budget=budget - share, session=session)
+    if share < 1:
+        return toc
+    room = budget - toc.tokens - (1 if toc.text else 0)
+    while room > 0:
+        found = recall(store, message, budget=room, project=project, record=False)
+        text = "\n".join(part for part in (toc.text, found.text) if part)
+        tokens = store.tokenizer.count(text)
+        if tokens <= budget:
+            if session is not None:
+                store.memories.record_retrievals(found.shown)
+            return attrs.evolve(toc, text=text, tokens=tokens, recalled=found.shown)
+        room -= tokens - budget
+    return toc
 
 
 @attrs.define

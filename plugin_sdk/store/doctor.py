@@ -7,8 +7,9 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
 - **schema**: the file against its migration records (``fence.py``): steps
   this memsdk does not know, missing records, missing tables, indexes and
   triggers, ``user_version``; pending steps are noted (opening applies them);
-- **full-text index**: ``memories_fts`` against the ``memories`` table
-  (FTS5's own ``integrity-check``);
+- **full-text index**: ``memories_fts``'s own structure (FTS5's
+  ``integrity-check``) and its rows against the live memories
+  (``search.engine.index_check``: it holds those, and only those);
 - **references**: ``PRAGMA foreign_key_check`` over every table, and every
   table with a ``memory_id`` column without a declared key (a vector index,
   say) against ``memories``;
@@ -22,7 +23,7 @@ Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
 by the next run). With ``repair=True`` it rebuilds what can be rebuilt without
 guessing: missing indexes and triggers (from the migrations' own SQL), the
-full-text index (FTS5 ``rebuild``), ``user_version``, and stale leases
+full-text index (from the live memories, ``search.engine.rebuild_index``), ``user_version``, and stale leases
 (released); a missing table or a broken reference is only reported.
 """
 
@@ -40,6 +41,7 @@ from plugin_sdk.errors import SchemaTooNew, StoreError
 from plugin_sdk.store import fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
+from plugin_sdk.store.search.engine import index_check, rebuild_index
 
 CHECKS = ("integrity", "schema", "fts", "references", "composites", "merges", "dreamer")
 _SHOWN = 20  # findings of one kind shown before "and N more"
@@ -160,20 +162,34 @@ def _schema(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime
 def _fts(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
     if not db["memories_fts"].exists() or not db["memories"].exists():
         return  # reported by the schema check
+    problem = ""
     try:
-        with db.atomic():
+        with db.atomic():  # the index's own structure
             db.execute(
-                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
+                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)"
             )
+        live_only = db.execute(  # the index of m008_search (before it, every row was indexed)
+            "SELECT 1 FROM pragma_table_xinfo('memories') WHERE name = 'fts_scope'"
+        ).fetchone()
+        if live_only and db["memories_fts_docsize"].exists():
+            differ = index_check(db)  # the live memories, and only they
+            if differ["missing"] or differ["extra"]:
+                problem = (
+                    f"{len(differ['missing'])} live memories missing, "
+                    f"{len(differ['extra'])} rows that are not live memories"
+                )
     except sqlite3.DatabaseError as error:
-        fixed = False
-        if repair:
-            with db.atomic():
-                db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
-            fixed = True
-        report.add(
-            "fts", "error", f"the full-text index does not match the memories ({error})", fixed
-        )
+        problem = str(error)
+    if not problem:
+        return
+    fixed = False
+    if repair:
+        with db.atomic():
+            rebuild_index(db)
+        fixed = True
+    report.add(
+        "fts", "error", f"the full-text index does not match the memories ({problem})", fixed
+    )
 
 
 def _references(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:

@@ -19,6 +19,7 @@ import builtins
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import (
@@ -43,7 +44,10 @@ from plugin_sdk.store.models import (
     split_cell,
 )
 from plugin_sdk.store.normalize import normalized_hash
-from plugin_sdk.store.visibility import check_owner, not_found, readable, readable_sql
+from plugin_sdk.store.search.engine import find, not_live
+from plugin_sdk.store.search.ranking import Found
+from plugin_sdk.store.search.when import utc_iso
+from plugin_sdk.store.visibility import check_owner, not_found, readable
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -51,11 +55,13 @@ if TYPE_CHECKING:
 _UPSERT = """
 INSERT INTO memories (
     project, kind, category, content, normalized_hash, status, importance, scope,
-    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
+    occurred_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
     seen_count = seen_count + 1,
-    last_seen_at = excluded.last_seen_at
+    last_seen_at = excluded.last_seen_at,
+    occurred_at = coalesce(occurred_at, excluded.occurred_at)
 RETURNING id, seen_count, status
 """
 
@@ -88,12 +94,18 @@ class Memories:
         scope: str = "project",
         shareable: bool = False,
         source: str = "",
+        occurred_at: str | datetime | None = None,
     ) -> WriteResult:
-        """Write one memory (deduplicated); see the module docstring."""
+        """Write one memory (deduplicated); see the module docstring.
+
+        ``occurred_at`` is when the remembered thing happened (ISO 8601, or a
+        datetime; stored in UTC), as opposed to when it was written. A repeat
+        keeps the first time it was given.
+        """
         kinds = self._active_kinds()
         with self.store.atomic():
             result = self._upsert(
-                kinds, content, category, project, importance, scope, shareable, source
+                kinds, content, category, project, importance, scope, shareable, source, occurred_at
             )
         self._written([result])
         return result
@@ -104,7 +116,8 @@ class Memories:
         """Write many memories in one transaction: all of them, or none.
 
         Each item is a mapping with ``content`` and ``category`` and optionally
-        ``importance``, ``scope``, ``shareable``, ``source`` and ``project``.
+        ``importance``, ``scope``, ``shareable``, ``source``, ``project`` and
+        ``occurred_at``.
         An error names the item's position; nothing from the batch is kept.
         """
         kinds = self._active_kinds()
@@ -122,6 +135,7 @@ class Memories:
                             item.get("scope", "project"),
                             item.get("shareable", False),
                             item.get("source", ""),
+                            item.get("occurred_at"),
                         )
                     )
                 except KeyError as error:
@@ -192,6 +206,7 @@ class Memories:
                     now,
                     now,
                     now,
+                    None,
                 ],
             ).fetchone()
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
@@ -206,6 +221,7 @@ class Memories:
         scope: str,
         shareable: bool,
         source: str,
+        occurred_at: str | datetime | None = None,
     ) -> WriteResult:
         if category not in kinds:
             raise self.store.unknown_category(category)
@@ -214,6 +230,7 @@ class Memories:
         project = project or self.store.project
         digest = normalized_hash(text)
         self.refuse_forgotten(project, digest)
+        occurred = utc_iso(occurred_at)
         now = self.store.now()
         tokenizer = self.store.tokenizer
         row = self.db.execute(
@@ -235,6 +252,7 @@ class Memories:
                 now,
                 now,
                 now,
+                occurred,
             ],
         ).fetchone()
         return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
@@ -292,48 +310,67 @@ class Memories:
         include_superseded: bool = False,
         raw: bool = False,
     ) -> list[SearchHit]:
-        """Full-text search (FTS5, ranked by bm25) of what one project may read.
+        """Search the memories a project may read, best first; see ``docs/search.md``.
 
         That is the project's memories and other projects' shared ones (see
-        ``visibility.py``). The query's words are matched as plain terms (all must appear, in any
-        order, with porter stemming); ``raw=True`` passes FTS5 query syntax
-        (``OR``, ``NEAR``, prefix ``*``) through instead. Archived and
-        superseded memories are left out unless asked for; quarantined ones
-        always are.
+        ``visibility.py``).
+
+        ``query`` is plain language, as typed: its content words are looked
+        up (stopwords left out, porter stemming, any word may match), and
+        memories matching more of them, and matching them as phrases, rank
+        first, with context and store signals fused in (``ranking.py``).
+        Nothing typed raises. ``raw=True`` passes FTS5 query syntax (``OR``,
+        ``NEAR``, prefix ``*``) through instead; a malformed expression raises
+        :class:`InvalidMemory`.
+
+        Live (active) memories are searched through the full-text index.
+        ``include_archived`` / ``include_superseded`` add those memories of the
+        project holding a content word (a scan of those rows, ranked after
+        the live ones). Quarantined memories are never searched.
         """
-        if not query.strip():
+        if not isinstance(query, str) or not query.strip():
             raise InvalidMemory("search query is empty")
-        try:
-            check_text(query, "search query")
+        try:  # a query is read, never stored: lone surrogates are dropped, not refused
             check_count(limit, "limit", minimum=1)
         except InvalidDocument as error:
             raise InvalidMemory(str(error)) from error
-        statuses = ["active"]
-        if include_archived:
-            statuses.append("archived")
-        if include_superseded:
-            statuses.append("superseded")
-        match = query if raw else self.db.quote_fts(query)
-        if not match.replace('"', "").strip():
-            return []  # no words to look for (only quotes)
-        sql = f"""
-            SELECT m.*, bm25(memories_fts) AS rank
-            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-            WHERE memories_fts MATCH ? AND {readable_sql("m")}
-              AND m.status IN ({", ".join("?" * len(statuses))})
-              {"AND m.category = ?" if category else ""}
-            ORDER BY rank, m.id
-            LIMIT ?
-        """
-        params: list[Any] = [match, project or self.store.project, *statuses]
-        if category:
-            params.append(category)
-        params.append(limit)
-        try:
-            rows = list(self.db.query(sql, params))
-        except sqlite3.OperationalError as error:
-            raise InvalidMemory(f"bad search query {query!r}: {error}") from error
-        return [SearchHit(memory=Memory.from_row(row), rank=row["rank"]) for row in rows]
+        project = project or self.store.project
+        found = find(self.store, query, project=project, limit=limit, category=category, raw=raw)
+        hits = self._hits(found[:limit])
+        statuses = [
+            s
+            for s, on in (("archived", include_archived), ("superseded", include_superseded))
+            if on
+        ]
+        if statuses and len(hits) < limit and not raw:
+            rows = not_live(self.store, query, project, category, statuses, limit - len(hits))
+            hits += [
+                SearchHit(Memory.from_row(row), rank=0.0, why=(f"{row['status']}, matched",))
+                for row in rows
+            ]
+        ranked = self.store.plugins.hook.search_rank(store=self.store, query=query, hits=hits)
+        return list(ranked) if ranked is not None else hits
+
+    def _hits(self, found: list[Found]) -> list[SearchHit]:
+        if not found:
+            return []
+        rows = {
+            row["id"]: row
+            for row in self.db.query(
+                "SELECT * FROM memories WHERE id IN (SELECT value FROM json_each(?))",
+                [json.dumps([hit.memory_id for hit in found])],
+            )
+        }
+        return [
+            SearchHit(
+                memory=Memory.from_row(rows[hit.memory_id]),
+                rank=-hit.score,
+                score=hit.score,
+                why=tuple(dict.fromkeys(hit.why)),
+            )
+            for hit in found
+            if hit.memory_id in rows
+        ]
 
     def iter(
         self,

@@ -749,3 +749,67 @@ def m016_token_counts(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m008_search(db: Database) -> None:
+    # The full-text index holds what a search can return, and nothing else:
+    # live (active) memories only, with the project applied inside the MATCH
+    # through an indexed ``fts_scope`` column (see ``search/engine.py``). The table
+    # is rebuilt from scratch, so the old one and its triggers go first.
+    db.executescript(
+        """
+        DROP TRIGGER IF EXISTS memories_fts_insert;
+        DROP TRIGGER IF EXISTS memories_fts_delete;
+        DROP TRIGGER IF EXISTS memories_fts_update;
+        DROP TABLE IF EXISTS memories_fts;
+
+        -- When the remembered thing happened (ISO 8601), as opposed to when it
+        -- was written (created_at). NULL: not known.
+        ALTER TABLE memories ADD COLUMN occurred_at TEXT;
+        CREATE INDEX memories_occurred ON memories (project, occurred_at);
+
+        -- The tokens a memory's index row carries for its readers: one per
+        -- owner project ('p' + hex of the name) and 'shared' for a memory every
+        -- project may read (scope 'global' and shareable, the cross-project rule).
+        ALTER TABLE memories ADD COLUMN fts_scope TEXT GENERATED ALWAYS AS (
+            'p' || hex(project) || CASE WHEN scope = 'global' AND shareable = 1
+            THEN ' shared' ELSE '' END
+        ) VIRTUAL;
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            content, fts_scope, content=[memories], content_rowid=[id],
+            tokenize='porter unicode61'
+        );
+
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+        WHEN NEW.status = 'active' BEGIN
+            INSERT INTO memories_fts (rowid, content, fts_scope)
+            VALUES (NEW.id, NEW.content, NEW.fts_scope);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+        WHEN OLD.status = 'active' BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, fts_scope)
+            VALUES ('delete', OLD.id, OLD.content, OLD.fts_scope);
+        END;
+        -- One trigger, so the old row always leaves before the new one enters.
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF status, content, project, scope, shareable
+        ON memories WHEN OLD.status = 'active' OR NEW.status = 'active' BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, content, fts_scope)
+            SELECT 'delete', OLD.id, OLD.content, OLD.fts_scope WHERE OLD.status = 'active';
+            INSERT INTO memories_fts (rowid, content, fts_scope)
+            SELECT NEW.id, NEW.content, NEW.fts_scope WHERE NEW.status = 'active';
+        END;
+
+        INSERT INTO memories_fts (rowid, content, fts_scope)
+            SELECT id, content, fts_scope FROM memories WHERE status = 'active' ORDER BY id;
+
+        -- Search and recall settings a store may change (ranking weights and
+        -- the rest; see docs/search.md). A missing name means the default.
+        CREATE TABLE search_settings (
+            name TEXT PRIMARY KEY,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        """
+    )

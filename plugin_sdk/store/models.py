@@ -58,6 +58,7 @@ class Memory:
     last_retrieved_at: str | None
     archived_at: str | None
     pinned: bool = False
+    occurred_at: str | None = None
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Memory:
@@ -84,10 +85,13 @@ class WriteResult:
 
 @attrs.frozen
 class SearchHit:
-    """A search result: the memory and its bm25 rank (lower is better)."""
+    """A search result: the memory, its rank (lower is better: ``-score``),
+    its score (higher is better) and why it was found (``docs/search.md``)."""
 
     memory: Memory
     rank: float
+    score: float = 0.0
+    why: tuple[str, ...] = ()
 
 
 @attrs.frozen

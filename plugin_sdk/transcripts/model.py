@@ -46,11 +46,14 @@ class Message:
         """The mapping :func:`plugin_sdk.stages.historian.run_historian` takes.
 
         ``{"role", "content"}``, plus ``"explicit": "remember"`` when the user
-        asked outright to remember what the message says.
+        asked outright to remember what the message says, and ``"timestamp"``
+        when the transcript gives one.
         """
         message = {"role": self.role, "content": self.text}
         if self.explicit:
             message["explicit"] = EXPLICIT_REMEMBER
+        if self.timestamp:
+            message["timestamp"] = self.timestamp
         return message
 
 

@@ -1,0 +1,325 @@
+"""Retrieval benchmark: questions as typed, against memories of multi-session chats.
+
+The dataset is ``bench/data/recall/recall.json`` (see its README): 12
+conversations, 678 questions whose answers are known turns, split by
+conversation into ``tune`` (choose parameters on it) and ``test`` (report on
+it, never tune on it).
+
+The harness uses only the public API, as a host would: a fresh store per
+conversation with one small pack (one category), each turn written as one
+memory ``"Speaker: text"`` with its session's date as ``occurred_at``
+through ``store.memories.write_many``; then per question
+
+- **search**: ``store.memories.search(question, limit=20)``; a hit at k: an
+  evidence turn among the first k memories returned;
+- **recall**: ``recall(store, question, budget=1500)``; a hit: an evidence
+  turn's memory inside the block (r@k counts its position among the
+  memories the block shows);
+- **hybrid**: search with a ``search_candidates`` plugin answering from a
+  deterministic test embedder, when one is installed (``--hybrid``);
+
+and two baselines in the same run, on the same stores: plain FTS5 with the
+AND of all the question's words (``sqlite_utils.Database.quote_fts``: what
+search did before), and plain FTS5 with an OR of its content words, ranked
+by bm25 alone.
+
+Reported: recall@1/5/10/20 and MRR, overall and per question type, with the
+ratio of each method to the OR baseline; "in list" is the share of
+questions with an evidence turn anywhere in what the method returned (for
+recall: inside the block).
+
+    .venv/bin/python bench/bench_recall.py                 # test split
+    .venv/bin/python bench/bench_recall.py --split tune    # for tuning
+    .venv/bin/python bench/bench_recall.py --speed 100000  # latency at 100k memories
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from random import Random
+from typing import Any
+
+from plugin_sdk import Store, recall, validate_pack
+from plugin_sdk.store.search.engine import stopwords
+from plugin_sdk.store.search.query import any_of, parse
+from plugin_sdk.store.search.ranking import set_setting
+
+DATA = Path(__file__).parent / "data" / "recall" / "recall.json"
+KS = (1, 5, 10, 20)
+CATEGORY = "CHAT"
+PACK = {
+    "format": 1,
+    "name": "chat",
+    "version": "1.0.0",
+    "description": "One category for the turns of a conversation.",
+    "categories": {
+        CATEGORY: {
+            "kind": "content",
+            "priority": 10,
+            "criteria": {
+                "definition": "A turn of a conversation, as said.",
+                "positive_examples": ["Maya: I start at the clinic on Monday"],
+                "negative_examples": [],
+                "exclusions": [],
+            },
+        }
+    },
+}
+
+
+SETTINGS: dict[str, Any] = {}  # --set name=value: search settings for every store (tuning)
+
+
+def build_store(conversation: dict[str, Any], plugins: Any = None) -> tuple[Store, dict[int, str]]:
+    """A fresh store holding the conversation, and memory id -> turn id."""
+    store = Store(":memory:", project="bench-recall", plugins=plugins)
+    store.packs.install(validate_pack(PACK, source="bench_recall"))
+    for name, value in SETTINGS.items():
+        set_setting(store, name, value)
+    items, turn_ids = [], []
+    for session in conversation["sessions"]:
+        for turn in session["turns"]:
+            items.append(
+                {
+                    "content": f"{turn['speaker']}: {turn['text']}",
+                    "category": CATEGORY,
+                    "occurred_at": session["date"],
+                }
+            )
+            turn_ids.append(turn["id"])
+    results = store.memories.write_many(items)
+    return store, {result.id: turn_id for result, turn_id in zip(results, turn_ids, strict=True)}
+
+
+def fts_and(store: Store, question: str) -> list[int]:
+    """Baseline: the AND of every word, quoted (sqlite-utils' quote_fts), bm25."""
+    match = store.db.quote_fts(question)
+    if not match.replace('"', "").strip():
+        return []
+    return _fts(store, match)
+
+
+def fts_or(store: Store, question: str) -> list[int]:
+    """Baseline: an OR of the content words, bm25 alone."""
+    words = parse(question, stopwords(store, "en")).words
+    return _fts(store, any_of(words)) if words else []
+
+
+def _fts(store: Store, match: str) -> list[int]:
+    sql = """SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?
+             ORDER BY rank, rowid LIMIT 20"""
+    try:
+        return [row[0] for row in store.db.execute(sql, [match])]
+    except Exception:  # a baseline that cannot parse a question finds nothing
+        return []
+
+
+def and_first(store: Store, question: str) -> list[int]:
+    """The alternative to OR: the AND of the content words first (bm25), then search's list."""
+    words = parse(question, stopwords(store, "en")).words
+    first = _fts(store, " AND ".join(f'"{w}"' for w in words)) if words else []
+    return list(dict.fromkeys([*first, *run_search(store, question)]))[:20]
+
+
+def run_search(store: Store, question: str) -> list[int]:
+    return [hit.memory.id for hit in store.memories.search(question, limit=20)]
+
+
+def run_recall(store: Store, question: str) -> list[int]:
+    return list(recall(store, question, budget=1500).shown)
+
+
+# HYBRID HOOK POINT (issue 14, item 4): when a vector plugin that answers
+# ``search_candidates`` and a deterministic test embedder ship with memsdk,
+# ``hybrid_plugins()`` returns a plugin manager with them, and ``--hybrid``
+# scores "search (hybrid)" on stores built with it. Until then it says so.
+def hybrid_plugins() -> Any:
+    try:
+        from plugin_sdk.testing import test_embedder_plugins  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return test_embedder_plugins()
+
+
+METHODS: dict[str, Callable[[Store, str], list[int]]] = {
+    "fts_and (baseline)": fts_and,
+    "fts_or (baseline)": fts_or,
+    "search": run_search,
+    "recall(1500)": run_recall,
+    "and_first (measured)": and_first,
+}
+
+
+def score(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    out = {f"r@{k}": sum(1 for r in ranks if r is not None and r <= k) / n for k in KS}
+    out["mrr"] = sum(1 / r for r in ranks if r) / n
+    out["found"] = sum(1 for r in ranks if r is not None) / n
+    return out
+
+
+def evaluate(
+    split: str, methods: dict[str, Callable[[Store, str], list[int]]], plugins: Any = None
+) -> dict[str, Any]:
+    data = json.loads(DATA.read_text("utf-8"))
+    ranks: dict[str, dict[str, list[int | None]]] = {m: {} for m in methods}
+    for conversation in data["conversations"]:
+        questions = [
+            q
+            for q in data["questions"]
+            if q["conversation"] == conversation["id"] and q["split"] == split
+        ]
+        if not questions:
+            continue
+        store, turn_of = build_store(conversation, plugins)
+        for question in questions:
+            evidence = set(question["evidence"])
+            for name, method in methods.items():
+                got = [turn_of.get(i) for i in method(store, question["question"])]
+                rank = next((n for n, t in enumerate(got, 1) if t in evidence), None)
+                for key in ("all", question["type"]):
+                    ranks[name].setdefault(key, []).append(rank)
+        store.close()
+    return {m: {k: score(r) for k, r in by.items()} for m, by in ranks.items()}
+
+
+def print_table(results: dict[str, Any], split: str) -> None:
+    base = results["fts_or (baseline)"]["all"]["r@10"] or 1.0
+    print(f"split: {split}")
+    columns = ("r@1", "r@5", "r@10", "r@20", "mrr", "found")
+    print(
+        f"{'method':<22}"
+        + "".join(f"{c:>8}" for c in ("r@1", "r@5", "r@10", "r@20", "MRR", "in list"))
+        + "   r@10 vs OR"
+    )
+    for name, by in results.items():
+        row = by["all"]
+        print(
+            f"{name:<22}"
+            + "".join(f"{row[c]:>8.3f}" for c in columns)
+            + f"   {row['r@10'] / base:>6.2f}x"
+        )
+    print("\nr@10 per question type:")
+    types = [t for t in next(iter(results.values())) if t != "all"]
+    print(f"{'method':<22}" + "".join(f"{t:>11}" for t in types))
+    for name, by in results.items():
+        print(f"{name:<22}" + "".join(f"{by[t]['r@10']:>11.3f}" for t in types))
+
+
+def speed(size: int, queries: int) -> dict[str, Any]:
+    """Search and recall latency on a store file of ``size`` memories made of the dataset's turns.
+
+    Each turn is repeated with a serial number (``(note N)``), so every word
+    recurs ``size / 1,649`` times and more, and ``note`` is in every memory.
+    The common-word queries are made of such words. Each query is timed 3
+    times and its minimum kept; medians and p95 are over the queries.
+    """
+    data = json.loads(DATA.read_text("utf-8"))
+    turns = [
+        (f"{t['speaker']}: {t['text']}", s["date"])
+        for c in data["conversations"]
+        for s in c["sessions"]
+        for t in c["sessions"][0]["turns"] + s["turns"]
+    ]
+    rng = Random(14)
+    folder = tempfile.TemporaryDirectory()
+    store = Store(Path(folder.name) / "speed.db", project="bench-speed")
+    store.packs.install(validate_pack(PACK, source="bench_recall"))
+    batch = []
+    for i in range(size):
+        text, date = turns[i % len(turns)]
+        batch.append({"content": f"{text} (note {i})", "category": CATEGORY, "occurred_at": date})
+        if len(batch) == 5000:
+            store.memories.write_many(batch)
+            batch = []
+    if batch:
+        store.memories.write_many(batch)
+    questions = [q["question"] for q in data["questions"]]
+    picked = rng.sample(questions, min(queries, len(questions)))
+    common = ["what did you say about the note", "note", "Maya Tom note", "how are you doing today"]
+    timings: dict[str, list[float]] = {
+        "search": [],
+        "search (common words)": [],
+        "recall(1500)": [],
+    }
+    for question in picked:
+        timings["search"].append(_time(store.memories.search, question, limit=20))
+        timings["recall(1500)"].append(_time(recall, store, question, budget=1500, record=False))
+    for question in common * max(1, queries // 20):
+        timings["search (common words)"].append(_time(store.memories.search, question, limit=20))
+    store.close()
+    folder.cleanup()
+    return {
+        name: {
+            "median_ms": round(statistics.median(values), 2),
+            "p95_ms": round(sorted(values)[int(0.95 * (len(values) - 1))], 2),
+        }
+        for name, values in timings.items()
+    }
+
+
+def _time(call: Callable[..., object], *args: Any, **kwargs: Any) -> float:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        call(*args, **kwargs)
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("tune", "test"), default="test")
+    parser.add_argument("--only", help="comma-separated method names to run")
+    parser.add_argument("--speed", type=int, metavar="N", help="latency at N memories instead")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--hybrid", action="store_true", help="also search with vectors")
+    args = parser.parse_args(argv)
+    for item in args.set:
+        name, _, value = item.partition("=")
+        SETTINGS[name] = json.loads(value) if value[:1].isdigit() or value[:1] == "-" else value
+    if args.speed:
+        result = speed(args.speed, args.queries)
+        print(json.dumps(result, indent=2) if args.json else _speed_text(args.speed, result))
+        return 0
+    methods = dict(METHODS)
+    if args.only:
+        wanted = set(args.only.split(","))
+        methods = {
+            k: v for k, v in methods.items() if k.split(" ")[0] in wanted or k.startswith("fts_or")
+        }
+    results = evaluate(args.split, methods)
+    if args.hybrid:
+        plugins = hybrid_plugins()
+        if plugins is None:
+            print("hybrid: not available yet (no test embedder plugin; issue 14 item 4)")
+        else:
+            hybrid = evaluate(args.split, {"search": run_search}, plugins)
+            results["search (hybrid)"] = hybrid["search"]
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        print_table(results, args.split)
+    return 0
+
+
+def _speed_text(size: int, result: dict[str, Any]) -> str:
+    lines = [f"{size} memories"]
+    for name, row in result.items():
+        lines.append(
+            f"{name:<24} median {row['median_ms']:>7.2f} ms   p95 {row['p95_ms']:>7.2f} ms"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""Search: a question as typed, to the project's best-matching live memories.
+
+The steps (``docs/search.md`` has the reasoning and the settings):
+
+1. **Read the query** (``query.py``): content words and adjacent pairs;
+   words that only name a time go to ``when.py``.
+2. **Common words.** A word held by more than ``common_share`` of the
+   indexed memories and more than ``common_min`` of them is *common*: it is
+   left out of candidate generation (its cost would grow with the store) and
+   only scored on the candidates the other words found. When every word is
+   common, the candidates are the ``candidates`` most recent memories (highest
+   ids) holding any of them. So a query's cost is bounded whatever the size.
+3. **Candidates**: for each other word, its ``candidates`` best memories by
+   bm25, the project applied inside the MATCH (``fts_scope``).
+4. **Lexical score** (``ranking.py``): the sum of the words' bm25 scores,
+   times a coverage bonus, plus matched phrases.
+5. **Context and store signals** (``ranking.py``): neighbours, headers,
+   importance, strength, recency, pinning, entities, time.
+6. **Plugins**: ids offered by ``search_candidates`` are fused with the
+   lexical list by reciprocal rank fusion (k = ``rrf_k``); ``search_rank``
+   may reorder the result.
+
+Ties break by memory id, so the same store and query give the same list.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.errors import InvalidMemory
+from plugin_sdk.store.search import query as q
+from plugin_sdk.store.search.ranking import Found, found, fuse, rank, settings
+from plugin_sdk.store.search.when import TimeRange, time_range
+from plugin_sdk.store.visibility import readable_sql
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from plugin_sdk.store.connection import Store
+
+BM25 = "bm25(memories_fts, 1.0, 0.0)"  # the scope column carries no relevance
+
+
+def scope_match(project: str) -> str:
+    """The FTS5 condition for memories readable from ``project`` (the cross-project rule)."""
+    token = "p" + project.encode("utf-8").hex().upper()
+    return f'fts_scope : ("{token}" OR "shared")'
+
+
+def stopwords(store: Store, language: str) -> frozenset[str]:
+    """The shipped list for ``language`` plus every installed pack's ``search.stopwords``."""
+    key = (language, *(tuple(r) for r in store.db.execute("SELECT name, content_hash FROM packs")))
+    cache: dict[Any, frozenset[str]] = store.__dict__.setdefault("_stopwords", {})
+    if key not in cache:
+        words = set(q.shipped_stopwords(language))
+        for (document,) in store.db.execute("SELECT document FROM packs"):
+            for word in json.loads(document).get("search", {}).get("stopwords", []):
+                words.update(q.tokens(word))
+        cache.clear()
+        cache[key] = frozenset(words)
+    return cache[key]
+
+
+def indexed_rows(store: Store) -> int:
+    """Rows in the full-text index, read from FTS5's own record (no scan)."""
+    row = store.db.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0
+    value = 0
+    for byte in row[0][:9]:  # an SQLite varint: 7 bits a byte, high bit continues
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            break
+    return value
+
+
+def find(
+    store: Store,
+    text: str,
+    *,
+    project: str,
+    limit: int,
+    category: str | None = None,
+    raw: bool = False,
+) -> list[Found]:
+    """The ranked matches of ``text`` among ``project``'s readable live memories."""
+    conf = settings(store)
+    scope = scope_match(project)
+    cap = max(int(conf["candidates"]), limit)
+    parsed = q.parse(text, stopwords(store, str(conf["language"])))
+    span = time_range(text, store.clock())
+    if raw:
+        hits = _raw(store, text, scope, cap)
+    else:
+        words = [w for w in parsed.words if not (span and w in span.words)]
+        hits = _lexical(store, words, parsed.phrases, scope, cap, conf, keep=max(2 * limit, 40))
+        if not hits and span is not None:
+            hits = _in_span(store, project, span, cap)
+    ranked = rank(store, hits, parsed, span, conf, context=not raw)
+    ranked = _fuse_plugins(store, text, project, cap, ranked, conf)
+    if category is not None:
+        ranked = _in_category(store, ranked, category)
+    return ranked
+
+
+def _lexical(
+    store: Store,
+    words: list[str],
+    phrases: Iterable[tuple[str, str]],
+    scope: str,
+    cap: int,
+    conf: dict[str, Any],
+    *,
+    keep: int,
+) -> dict[int, Found]:
+    if not words:
+        return {}
+    total = indexed_rows(store)
+    cutoff = max(int(conf["common_min"]), int(total * float(conf["common_share"])))
+    rare = [w for w in words if not _more_than(store, w, cutoff)]
+    if not rare:
+        return _recent(store, words, scope, cap)
+    # The project, inside the MATCH: which rows holding a rare word this
+    # project may read. No bm25 here (FTS5's bm25 would count every row of
+    # the scope token); each word's bm25 comes from its own, bounded, lookup.
+    readable = {row[0] for row in _execute(store, _SELECT_IDS, [f"{q.any_of(rare)} AND {scope}"])}
+    terms: dict[int, dict[str, float]] = {}
+    for word in rare:
+        rows = [r for r in _scored(store, f"content : {q.term(word)}") if r[0] in readable]
+        rows.sort(key=lambda r: (-r[1], r[0]))
+        for memory_id, score in rows[:cap]:
+            terms.setdefault(memory_id, {})[word] = score
+    phrased: dict[int, float] = {}
+    for pair in phrases:
+        if pair[0] in rare and pair[1] in rare:
+            for memory_id, score in _scored(store, q.phrase(pair)):
+                if memory_id in terms:
+                    phrased[memory_id] = phrased.get(memory_id, 0.0) + score
+    lexical = fuse(terms, phrased, len(rare), conf)
+    best = sorted(lexical, key=lambda i: (-lexical[i], i))[:keep]
+    return {i: found(i, lexical[i], terms[i], phrased.get(i, 0.0)) for i in best}
+
+
+_SELECT_IDS = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+
+
+def _recent(store: Store, words: list[str], scope: str, cap: int) -> dict[int, Found]:
+    """Every word is common: the most recent memories holding any, by how many they hold."""
+    rows = _execute(
+        store, f"{_SELECT_IDS} ORDER BY rowid DESC LIMIT ?", [f"{q.any_of(words)} AND {scope}", cap]
+    )
+    hits = {row[0]: Found(row[0]) for row in rows}
+    if not hits:
+        return hits
+    oldest = min(hits)
+    for word in words:
+        sql = f"{_SELECT_IDS} AND rowid >= ?"
+        for (memory_id,) in _execute(store, sql, [f"content : {q.term(word)} AND {scope}", oldest]):
+            if memory_id in hits:
+                hits[memory_id].terms[word] = 1.0
+    for hit in hits.values():
+        hit.lexical = len(hit.terms) / len(words)
+        hit.why.append("matched " + ", ".join(sorted(hit.terms)) + " (common words: recent first)")
+    return hits
+
+
+def _execute(store: Store, sql: str, params: list[Any]) -> list[Any]:
+    try:
+        return store.db.execute(sql, params).fetchall()
+    except sqlite3.OperationalError as error:
+        raise InvalidMemory(f"bad search query: {error}") from error
+
+
+def _more_than(store: Store, word: str, cutoff: int) -> bool:
+    sql = "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
+    (count,) = _execute(store, sql, [f"content : {q.term(word)}", cutoff + 1])[0]
+    return bool(count > cutoff)
+
+
+def _scored(store: Store, match: str) -> list[tuple[int, float]]:
+    """Every row matching ``match`` with its bm25 score (callers keep this bounded)."""
+    sql = f"SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?"
+    return [(row[0], row[1]) for row in _execute(store, sql, [match])]
+
+
+def _raw(store: Store, text: str, scope: str, cap: int) -> dict[int, Found]:
+    """Expert FTS5 syntax, passed through (within the project); bm25 alone as lexical score."""
+    expression = q.clean(text)
+    if not expression.replace('"', "").strip():
+        return {}
+    sql = f"""SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?
+              ORDER BY rank, rowid LIMIT ?"""
+    rows = _execute(store, sql, [f"({expression}) AND {scope}", cap])
+    return {memory_id: Found(memory_id, lexical=max(score, 1e-9)) for memory_id, score in rows}
+
+
+def _in_span(store: Store, project: str, span: TimeRange, cap: int) -> dict[int, Found]:
+    """A query that names only a time: the memories of that span, latest first."""
+    sql = """SELECT id FROM memories WHERE project = ? AND status = 'active'
+             AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at DESC, id DESC LIMIT ?"""
+    params = [project, span.start or "", span.end or "\uffff", cap]
+    return {row[0]: Found(row[0], lexical=1.0) for row in store.db.execute(sql, params)}
+
+
+def _fuse_plugins(
+    store: Store, text: str, project: str, cap: int, ranked: list[Found], conf: dict[str, Any]
+) -> list[Found]:
+    hook = store.plugins.hook.search_candidates
+    if not hook.get_hookimpls():
+        return ranked
+    lists = [ids for ids in hook(store=store, query=text, project=project, limit=cap) if ids]
+    if not lists:
+        return ranked
+    k = float(conf["rrf_k"])
+    by_id = {hit.memory_id: hit for hit in ranked}
+    offered = sorted({int(i) for ids in lists for i in ids} - by_id.keys())
+    for memory_id in _readable(store, offered, project):
+        by_id[memory_id] = Found(memory_id, why=["offered by a search_candidates plugin"])
+    fused: dict[int, float] = {}
+    for ids in [[hit.memory_id for hit in ranked], *lists]:
+        for position, memory_id in enumerate(dict.fromkeys(int(i) for i in ids), start=1):
+            if memory_id in by_id:
+                fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + position)
+    for memory_id, value in fused.items():
+        by_id[memory_id].score = value
+    return sorted((by_id[i] for i in fused), key=lambda hit: (-hit.score, hit.memory_id))
+
+
+def _readable(store: Store, ids: list[int], project: str) -> list[int]:
+    if not ids:
+        return []
+    sql = f"""SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?))
+              AND status = 'active' AND {readable_sql("")}"""
+    return [row[0] for row in store.db.execute(sql, [json.dumps(ids), project])]
+
+
+def _in_category(store: Store, ranked: list[Found], category: str) -> list[Found]:
+    sql = "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND category = ?"
+    keep = {
+        row[0]
+        for row in store.db.execute(sql, [json.dumps([h.memory_id for h in ranked]), category])
+    }
+    return [hit for hit in ranked if hit.memory_id in keep]
+
+
+def index_check(db: Database) -> dict[str, list[int]]:
+    """Compare the full-text index with the table: what ``memsdk doctor`` reports.
+
+    ``missing``: live memories the index lacks; ``extra``: indexed rows that
+    are not live memories (archived, superseded, quarantined or gone). Both
+    empty means the index holds exactly the live memories. Reads FTS5's own
+    per-row table (``memories_fts_docsize``), one row per indexed memory.
+    (FTS5's ``integrity-check`` against the content table does not apply: the
+    index holds only some of the table's rows, by design.)
+    """
+    indexed = {row[0] for row in db.execute("SELECT id FROM memories_fts_docsize")}
+    live = {row[0] for row in db.execute("SELECT id FROM memories WHERE status = 'active'")}
+    return {"missing": sorted(live - indexed), "extra": sorted(indexed - live)}
+
+
+def rebuild_index(db: Database) -> None:
+    """Rebuild the full-text index from the live memories (call inside a transaction).
+
+    Not FTS5's ``rebuild``, which would index every row of the table.
+    """
+    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+    db.execute(
+        """INSERT INTO memories_fts (rowid, content, fts_scope)
+           SELECT id, content, fts_scope FROM memories WHERE status = 'active' ORDER BY id"""
+    )
+
+
+def not_live(
+    store: Store, text: str, project: str, category: str | None, statuses: list[str], limit: int
+) -> list[dict[str, Any]]:
+    """Rows of ``statuses`` (archived, superseded: not indexed) holding a query word.
+
+    A scan of the project's rows of those statuses (``LIKE``), most words held
+    first, then by id; asked for explicitly (``include_archived``...), never by default.
+    """
+    words = [w for w in q.tokens(text) if len(w) > 2][:8]
+    if not words or limit < 1:
+        return []
+    likes = " OR ".join("content LIKE ?" for _ in words)
+    sql = f"""SELECT * FROM memories WHERE project = ?
+              AND status IN ({", ".join("?" * len(statuses))})
+              {"AND category = ?" if category else ""} AND ({likes}) ORDER BY id"""
+    params: list[Any] = [project, *statuses, *([category] if category else [])]
+    params += [f"%{w}%" for w in words]
+    rows = list(store.db.query(sql, params))
+    held = {row["id"]: sum(1 for w in words if w in row["content"].lower()) for row in rows}
+    rows.sort(key=lambda row: (-held[row["id"]], row["id"]))
+    return rows[:limit]

@@ -1,0 +1,269 @@
+"""The ranking formula: lexical relevance fused with what the store knows.
+
+For a memory *d* of the candidates (the weights are settings, see below)::
+
+    lexical(d) = Σ_words bm25_w(d) × (1 + coverage × (matched(d) − 1) / (n − 1))
+                 + phrase × Σ_pairs bm25_pair(d)
+    context(d) = lexical(d)
+                 + neighbour_1 × Σ lexical(memories 1 away)
+                 + neighbour_2 × Σ lexical(memories 2 away)
+                 + header × max lexical(its details)          (d heads a sequence/theme)
+    prior(d)   = 1 + importance × (importance(d) − 50) / 50
+                   + strength × s/(1 + s)                     (consolidated strength s)
+                   + recency × 0.5 ^ (age_days / recency_half_life_days)
+                   + pinned × pinned(d)
+                   + entity × min(2, entities of the query d is linked to)
+                   + time × [occurred_at (else created_at) in the query's span]
+    score(d)   = context(d) × max(prior(d), 0.05)
+
+The weights are **settings** a store may change: table ``search_settings``,
+one row per changed name (:func:`set_setting`); a name without a row has its
+default from :data:`DEFAULTS`.
+
+*bm25_w* is FTS5's bm25 of the word alone (k1 = 1.2, b = 0.75; its sum over
+the words is the query's bm25). *n* is the number of content words. A
+memory's **neighbours** are the live memories of its project written next to
+it (ids within 2) with the same ``occurred_at`` (a conversation's turns, a
+note's lines) and its neighbours in a sequence composite; a turn that
+answers a question is found through the question. The account (``why``)
+says which terms matched and which signals moved the score.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import timezone
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from plugin_sdk.errors import InvalidMemory
+from plugin_sdk.store.search.query import Query, tokens
+from plugin_sdk.store.search.when import TimeRange
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+
+#: Every setting, with its default and what it does.
+DEFAULTS: dict[str, Any] = {
+    # Query reading
+    "language": "en",  # stopword list: plugin_sdk/store/search/stopwords/<language>.txt
+    "common_share": 0.01,  # a word in more than this share of indexed memories is common ...
+    "common_min": 1000,  # ... and in more than this many: left out of candidate generation
+    "candidates": 200,  # memories taken per word (and for the recent-rows fallback)
+    # Lexical score
+    "coverage": 2.0,  # bonus for matching more of the query's content words
+    "phrase": 0.5,  # weight of a matched pair of adjacent content words
+    # Context: a memory's neighbours (same project, same occurred_at, within 2 ids)
+    "neighbour_1": 0.4,  # share of an adjacent memory's lexical score
+    "neighbour_2": 0.4,  # share of the memory two away
+    "header": 0.5,  # share of its best-matching detail's score a header gains
+    # Store signals (multipliers around 1)
+    "importance": 0.2,  # (importance - 50) / 50 times this
+    "strength": 0.1,  # consolidated strength, squashed to 0..1, times this
+    "recency": 0.05,  # 0.5 ** (age / recency_half_life_days) times this
+    "recency_half_life_days": 90.0,
+    "pinned": 0.2,
+    "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
+    "time": 1.0,  # memory in the span a query names ("last week", "in May")
+    "rrf_k": 60,  # reciprocal rank fusion constant for plugin candidate lists
+}
+
+
+def settings(store: Store) -> dict[str, Any]:
+    """The store's effective search settings (defaults, overridden by stored values)."""
+    values = dict(DEFAULTS)
+    for name, value in store.db.execute("SELECT name, value FROM search_settings"):
+        if name in values:
+            values[name] = json.loads(value)
+    return values
+
+
+def set_setting(store: Store, name: str, value: Any) -> None:
+    """Change one setting; ``value=None`` returns it to its default."""
+    if name not in DEFAULTS:
+        raise InvalidMemory(f"unknown search setting {name!r}; settings are {', '.join(DEFAULTS)}")
+    default = DEFAULTS[name]
+    if value is not None:
+        if isinstance(default, str) != isinstance(value, str) or isinstance(value, bool):
+            raise InvalidMemory(f"search setting {name!r} takes a {type(default).__name__}")
+        if not isinstance(value, str) and value < 0:
+            raise InvalidMemory(f"search setting {name!r} cannot be negative")
+    with store.atomic():
+        if value is None:
+            store.db.execute("DELETE FROM search_settings WHERE name = ?", [name])
+        else:
+            store.db.execute(
+                """INSERT INTO search_settings (name, value, updated_at) VALUES (?, ?, ?)
+                   ON CONFLICT (name) DO UPDATE SET value = excluded.value,
+                   updated_at = excluded.updated_at""",
+                [name, json.dumps(value), store.now()],
+            )
+
+
+@attrs.define
+class Found:
+    """A candidate memory and its scores (higher is better), with the reasons."""
+
+    memory_id: int
+    lexical: float = 0.0
+    terms: dict[str, float] = attrs.Factory(dict)
+    phrases: float = 0.0
+    context: float = 0.0
+    score: float = 0.0
+    why: list[str] = attrs.Factory(list)
+    entities: list[int] = attrs.Factory(list)
+
+
+def fuse(
+    terms: dict[int, dict[str, float]], phrased: dict[int, float], words: int, conf: dict[str, Any]
+) -> dict[int, float]:
+    """The lexical score of each candidate from its words' and phrases' bm25 scores."""
+    coverage = float(conf["coverage"]) / max(words - 1, 1)
+    phrase = float(conf["phrase"])
+    return {
+        memory_id: sum(scores.values()) * (1.0 + coverage * (len(scores) - 1))
+        + phrase * phrased.get(memory_id, 0.0)
+        for memory_id, scores in terms.items()
+    }
+
+
+def found(memory_id: int, lexical: float, terms: dict[str, float], phrases: float) -> Found:
+    """A lexical candidate, with why it was found."""
+    why = ["matched " + ", ".join(sorted(terms))] + (["phrase"] if phrases else [])
+    return Found(memory_id, lexical=lexical, terms=terms, phrases=phrases, why=why)
+
+
+def rank(
+    store: Store,
+    found: dict[int, Found],
+    query: Query,
+    span: TimeRange | None,
+    conf: dict[str, Any],
+    *,
+    context: bool = True,
+) -> list[Found]:
+    """Context and store signals on top of the lexical scores; best first, ties by id."""
+    if not found:
+        return []
+    for hit in found.values():
+        hit.context = hit.lexical
+    if context:
+        _neighbours(store, found, conf)
+        _headers(store, found, float(conf["header"]))
+    _priors(store, found, query, span, conf)
+    return sorted(found.values(), key=lambda hit: (-hit.score, hit.memory_id))
+
+
+def _ids(values: Any) -> str:
+    return json.dumps(sorted(values))
+
+
+def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> None:
+    weights = {1: float(conf["neighbour_1"]), 2: float(conf["neighbour_2"])}
+    if not any(weights.values()):
+        return
+    near = {i + step for i in found for step in (-2, -1, 1, 2) if i + step > 0} | set(found)
+    rows = {
+        row[0]: (row[1], row[2])
+        for row in store.db.execute(
+            """SELECT id, project, occurred_at FROM memories
+               WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active'""",
+            [_ids(near)],
+        )
+    }
+    gains: dict[int, float] = {}
+    for memory_id, hit in found.items():
+        home = rows.get(memory_id)
+        if home is None or home[1] is None:  # no time known: no episode to share
+            continue
+        for step in (-2, -1, 1, 2):
+            other = memory_id + step
+            if rows.get(other) == home:
+                gains[other] = gains.get(other, 0.0) + weights[abs(step)] * hit.lexical
+    for a, b in store.db.execute(
+        """SELECT x.member_memory_id, y.member_memory_id FROM composite_members x
+           JOIN composites c ON c.id = x.composite_id AND c.type = 'sequence'
+           JOIN composite_members y ON y.composite_id = x.composite_id
+               AND abs(y.position - x.position) = 1
+           JOIN memories m ON m.id = y.member_memory_id AND m.status = 'active'
+           WHERE x.member_memory_id IN (SELECT value FROM json_each(?))""",
+        [_ids(found)],
+    ):
+        if abs(a - b) > 2 or rows.get(a) != rows.get(b):  # not already counted as written next
+            gains[b] = gains.get(b, 0.0) + weights[1] * found[a].lexical
+    for memory_id, gain in gains.items():
+        near_hit = found.setdefault(memory_id, Found(memory_id))
+        if gain > 0:
+            near_hit.context += gain
+            near_hit.why.append("next to a match")
+
+
+def _headers(store: Store, found: dict[int, Found], weight: float) -> None:
+    if not weight:
+        return
+    best: dict[int, float] = {}
+    for head, member in store.db.execute(
+        """SELECT c.head_memory_id, d.member_memory_id FROM composite_members d
+           JOIN composites c ON c.id = d.composite_id AND c.type IN ('sequence', 'theme')
+           JOIN memories m ON m.id = c.head_memory_id AND m.status = 'active'
+           WHERE d.member_memory_id IN (SELECT value FROM json_each(?))""",
+        [_ids(found)],
+    ):
+        best[head] = max(best.get(head, 0.0), found[member].lexical)
+    for head, value in best.items():
+        hit = found.get(head)
+        if hit is None:
+            hit = found[head] = Found(head)
+        if value > 0:
+            hit.context += weight * value
+            hit.why.append("heads a match")
+
+
+def _priors(
+    store: Store,
+    found: dict[int, Found],
+    query: Query,
+    span: TimeRange | None,
+    conf: dict[str, Any],
+) -> None:
+    now = store.clock().astimezone(timezone.utc)
+    words = set(query.tokens)
+    entities: dict[int, list[int]] = {}
+    for memory_id, entity_id, name in store.db.execute(
+        """SELECT l.memory_id, e.id, e.name FROM memory_entities l JOIN entities e
+           ON e.id = l.entity_id WHERE l.memory_id IN (SELECT value FROM json_each(?))""",
+        [_ids(found)],
+    ):
+        slug = tokens(name.rsplit(":", 1)[-1])
+        if slug and set(slug) <= words:
+            entities.setdefault(memory_id, []).append(entity_id)
+    half_life = float(conf["recency_half_life_days"])
+    for row in store.db.execute(
+        """SELECT m.id, m.importance, m.pinned, coalesce(m.occurred_at, m.created_at) AS at,
+                  max(0.0, julianday(?) - julianday(coalesce(m.occurred_at, m.created_at))),
+                  c.strength FROM memories m LEFT JOIN memory_cells c ON c.memory_id = m.id
+           WHERE m.id IN (SELECT value FROM json_each(?))""",
+        [now.isoformat(), _ids(found)],
+    ):
+        memory_id, importance, pinned, when, age, strength = row
+        hit = found[memory_id]
+        prior = 1.0 + float(conf["importance"]) * (importance - 50) / 50
+        if strength is not None and strength > 0:
+            prior += float(conf["strength"]) * (
+                1.0 if math.isinf(strength) else strength / (1 + strength)
+            )
+        if half_life > 0 and age is not None:
+            prior += float(conf["recency"]) * 0.5 ** (age / half_life)
+        if pinned:
+            prior += float(conf["pinned"])
+        hit.entities = sorted(set(entities.get(memory_id, [])))
+        if hit.entities:
+            prior += float(conf["entity"]) * min(2, len(hit.entities))
+            hit.why.append("names an entity of the query")
+        if span is not None and span.contains(when):
+            prior += float(conf["time"])
+            hit.why.append(f"from {span.phrase}")
+        hit.score = hit.context * max(prior, 0.05)
