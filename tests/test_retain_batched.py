@@ -20,7 +20,19 @@ from plugin_sdk.grid.policy import grid
 from plugin_sdk.retain.job import end_state, retain
 from plugin_sdk.retain.observations import observe
 
-WORDS = "deploy rollback latency replica shard cache queue backlog node quota budget".split()
+WORDS = [
+    "deploy",
+    "rollback",
+    "latency",
+    "replica",
+    "shard",
+    "cache",
+    "queue",
+    "backlog",
+    "node",
+    "quota",
+    "budget",
+]
 
 
 def stream(store: Store, n: int, seed: int) -> list[str]:
