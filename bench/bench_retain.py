@@ -15,6 +15,12 @@ timed too), then times the Retain Job alone, truth regenerations included:
   (``run_batch(1)`` each in its own transaction; truths still regenerated
   every 200 observations, as memsdk does), on the first ``--baseline-n``
   observations; memsdk is timed on the same prefix.
+- **reference path**: ``retain(store, batched=False)``, one observation at a
+  time through the store's helpers (one timed run); the script checks that it
+  ends in the same memories, entities, relations, facts, conflicts and
+  observation outcomes as the batched job (``end_state``);
+- **observe baseline**: parsing plus ``jsonschema`` on every line, as observe
+  validated before the compiled check (validation only, no store);
 - **ablation, no fast-track**: ``fast_track_above = 1.0``, so every observation
   takes the content dedup pass, on the whole stream.
 
@@ -36,6 +42,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -51,8 +58,8 @@ from bench_store import environment, load_average
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.retain import job as retain_module
-from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, retain
-from plugin_sdk.retain.observations import observe
+from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, end_state, retain
+from plugin_sdk.retain.observations import _validator, check_document, observe, parse_line
 
 PROJECT = "bench"
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -184,8 +191,12 @@ def run_memsdk(store: Store) -> RetainReport:
     return retain(store)
 
 
+def run_reference(store: Store) -> RetainReport:
+    return retain(store, batched=False)
+
+
 def run_unbatched(store: Store) -> RetainReport:
-    job = RetainJob(store)
+    job = RetainJob(store, batched=False)
     report = RetainReport()
     handled = 0
     while True:
@@ -237,6 +248,7 @@ def measure(
     tmp: Path, label: str, lines: list[str], runner: Callable[[Store], RetainReport], reps: int
 ) -> dict[str, Any]:
     rates, observe_rates, reports = [], [], []
+    state: dict[str, Any] = {}
     for rep in range(reps):
         store, observe_seconds = fresh_store(tmp, label, lines)
         try:
@@ -245,6 +257,7 @@ def measure(
                 report = runner(store)
                 seconds = time.perf_counter() - started
             truths = store.db.execute("SELECT count(*) FROM compiled_truths").fetchone()[0]
+            state = end_state(store)
         finally:
             store.close()
         if report.failed:
@@ -265,8 +278,39 @@ def measure(
         "rate": statistics.median(rates),
         "rates": rates,
         "observe_rate": statistics.median(observe_rates),
+        "end_state": state,
         "report": reports[rates.index(statistics.median(rates))] if reps % 2 else reports[0],
     }
+
+
+def peak_heap(tmp: Path, lines: list[str], runner: Callable[[Store], RetainReport]) -> float:
+    """The Python heap peak (MiB, tracemalloc) of one untimed run (tracemalloc slows Python)."""
+    store, _ = fresh_store(tmp, "peak", lines)
+    try:
+        tracemalloc.start()
+        runner(store)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    finally:
+        store.close()
+    return round(peak / 2**20, 1)
+
+
+def observe_baseline(lines: list[str]) -> float:
+    """Lines per second through parse + jsonschema (what every line paid before the compiled check)."""
+    validator = _validator()
+    started = time.perf_counter()
+    for text in lines:
+        document = parse_line(text)
+        list(validator.iter_errors(document))
+        check_document(document)
+    return len(lines) / (time.perf_counter() - started)
+
+
+def same_state(batched: dict[str, Any], reference: dict[str, Any]) -> list[str]:
+    """Tables where the batched and the reference runs differ (an empty list: the same)."""
+    ours, theirs = batched.pop("end_state"), reference.pop("end_state")
+    return [table for table in theirs if ours.get(table) != theirs[table]] or []
 
 
 def log(message: str) -> None:
@@ -295,14 +339,26 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "with_facts": sum("facts" in d["payload_typed"] for d in stream.documents),
             "with_relations": sum("relations" in d["payload_typed"] for d in stream.documents),
         }
+        log("observe: jsonschema on every line (the validator before the compiled one)")
+        results["observe_baseline_rate"] = observe_baseline(prefix)
         log("memsdk, whole stream")
         results["memsdk"] = measure(tmp, "memsdk", lines, run_memsdk, args.reps)
+        log("reference path (batched=False), whole stream")
+        results["reference"] = measure(tmp, "reference", lines, run_reference, 1)
+        results["same_end_state"] = same_state(results["memsdk"], results["reference"])
+        log("Python heap peaks (untimed runs under tracemalloc)")
+        results["memsdk"]["peak_heap_mib"] = peak_heap(tmp, lines, run_memsdk)
+        results["reference"]["peak_heap_mib"] = peak_heap(tmp, lines, run_reference)
         log("ablation: no fast-track, whole stream")
         results["no_fast_track"] = measure(tmp, "nofast", lines, run_no_fast_track, args.reps)
+        for measured in (results["memsdk"], results["reference"]):
+            measured.pop("end_state", None)
         log(f"memsdk, first {len(prefix):,}")
         results["memsdk_prefix"] = measure(tmp, "prefix", prefix, run_memsdk, args.reps)
         log(f"baseline: one transaction per observation, first {len(prefix):,}")
         results["unbatched"] = measure(tmp, "unbatched", prefix, run_unbatched, args.reps)
+        for measured in (results["no_fast_track"], results["memsdk_prefix"], results["unbatched"]):
+            measured.pop("end_state", None)
     results["environment"]["loadavg_end"] = load_average()
     return results
 
@@ -311,6 +367,7 @@ def report(results: dict[str, Any]) -> str:
     env, stream = results["environment"], results["stream"]
     m, nf = results["memsdk"], results["no_fast_track"]
     mp, ub = results["memsdk_prefix"], results["unbatched"]
+    ref, differ = results["reference"], results["same_end_state"]
     r = m["report"]
     lines = [
         "memsdk retain benchmark",
@@ -334,12 +391,23 @@ def report(results: dict[str, Any]) -> str:
         f"  baseline: one transaction per observation, first {ub['observations']:,}"
         f"  {ub['rate']:,.0f} observations/s",
         f"  memsdk on that same prefix                   {mp['rate']:>9,.0f} observations/s",
+        f"  reference path (batched=False), whole stream {ref['rate']:>9,.0f} observations/s; "
+        f"end state {'the same' if not differ else 'DIFFERS in ' + ', '.join(differ)}",
+        f"  Python heap peak, retain on the whole stream  {m['peak_heap_mib']} MiB "
+        f"(reference {ref['peak_heap_mib']} MiB)",
+        f"  observe baseline: jsonschema on every line   "
+        f"{results['observe_baseline_rate']:>9,.0f} lines/s (validation only)",
         "",
         "Summary                                     result    baseline    ratio",
         f"  batched vs one transaction per observation  {mp['rate']:>6,.0f}    {ub['rate']:>8,.0f}"
         f"    {mp['rate'] / ub['rate']:.1f}x",
         f"  fast-track on vs off (whole stream)         {m['rate']:>6,.0f}    {nf['rate']:>8,.0f}"
         f"    {m['rate'] / nf['rate']:.2f}x",
+        f"  batched vs reference path (whole stream)    {m['rate']:>6,.0f}    {ref['rate']:>8,.0f}"
+        f"    {m['rate'] / ref['rate']:.2f}x",
+        f"  observe vs jsonschema-only validation       {m['observe_rate']:>6,.0f}"
+        f"    {results['observe_baseline_rate']:>8,.0f}"
+        f"    {m['observe_rate'] / results['observe_baseline_rate']:.1f}x",
     ]
     return "\n".join(lines)
 

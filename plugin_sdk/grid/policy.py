@@ -36,7 +36,8 @@ cell keeps the half-life of ``world:*``; to change it, it sets its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -210,7 +211,28 @@ def grid(store: Store) -> Grid:
 
     Overrides (``overrides.py``) win over every pack until they are cleared.
     """
+    pinned_grid = _PINNED.get(id(store))
+    if pinned_grid is not None:
+        return pinned_grid
     return apply(store.packs.derived("grid", merge), overrides(store))
+
+
+_PINNED: dict[int, Grid] = {}
+
+
+@contextmanager
+def pinned(store: Store, policy: Grid) -> Iterator[Grid]:
+    """Within the block, :func:`grid` of ``store`` is ``policy`` without reading the store.
+
+    The Retain Job pins the grid it read at its start (the one it routes and
+    places with) for each batch, so the hooks and helpers it calls do not read
+    the packs and overrides again per observation.
+    """
+    _PINNED[id(store)] = policy
+    try:
+        yield policy
+    finally:
+        _PINNED.pop(id(store), None)
 
 
 def merge(documents: Iterable[tuple[str, Mapping[str, Any]]], *, require_grid: bool = True) -> Grid:

@@ -40,7 +40,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -48,7 +49,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid.consolidation import ENTITY_STRENGTH, ensure_math
 from plugin_sdk.grid.entities import Entity as EntityRecord
-from plugin_sdk.grid.policy import Grid, grid
+from plugin_sdk.grid.policy import Grid, grid, pinned
 from plugin_sdk.redact import redact
 from plugin_sdk.retain import routing
 from plugin_sdk.retain.fit import measure
@@ -96,9 +97,13 @@ def retain(
     batch_size: int = BATCH_SIZE,
     retry_failed: bool = False,
     progress: Progress | None = None,
+    batched: bool = True,
 ) -> RetainReport:
-    """Run the Retain Job over the store's observation inbox (see the module docstring)."""
-    job = RetainJob(store)
+    """Run the Retain Job over the store's observation inbox (see the module docstring).
+
+    ``batched=False`` takes the reference path (see :class:`RetainJob`).
+    """
+    job = RetainJob(store, batched=batched)
     if retry_failed:
         job.retry_failed()
     total = job.inbox_count()
@@ -119,14 +124,25 @@ def retain(
 
 
 class RetainJob:
-    """The job on one store's project; reads the policy, grid and handlers once."""
+    """The job on one store's project; reads the policy, grid and handlers once.
 
-    def __init__(self, store: Store) -> None:
+    ``batched`` (the default) runs a batch with the grid pinned (``grid()``
+    answers from memory for the hooks and helpers), one plain savepoint per
+    observation, and the observations' truth impacts gathered in memory and
+    stored once per batch (one statement per batch instead of one per entity
+    per observation). ``batched=False`` is the reference path, one observation
+    at a time through the store's own helpers; both end in the same state (a
+    test and ``bench/bench_retain.py`` check it).
+    """
+
+    def __init__(self, store: Store, *, batched: bool = True) -> None:
         self.store = store
         self.project = store.project
+        self.batched = batched
         self.policy = routing.policy(store)
         self.grid = grid(store)
         self.handlers = registered_handlers(store)
+        self._impacts: dict[int, tuple[str, float, int]] | None = None
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
@@ -149,31 +165,92 @@ class RetainJob:
 
     def run_batch(self, size: int, report: RetainReport) -> int:
         """Process up to ``size`` observations from the inbox (call inside a transaction)."""
-        rows = list(
-            self.store.db.query(
-                """SELECT id, document FROM observations WHERE project = ? AND status = 'queued'
-                   ORDER BY rowid LIMIT ?""",
-                [self.project, size],
-            )
-        )
-        for row in rows:
-            observation = from_document(json.loads(row["document"]))
-            try:
-                with self.store.atomic():
-                    self.process(observation, report)
-            except Exception as error:  # one observation's failure must not stop the rest
-                message = redact(f"{type(error).__name__}: {error}")
-                self.store.db.execute(
-                    """UPDATE observations SET status = 'failed', error = ?, processed_at = ?
-                       WHERE project = ? AND id = ?""",
-                    [message, self.store.now(), self.project, observation.id],
-                )
-                report.failed.append((observation.id, message))
-            report.processed += 1
+        rows = self.store.db.conn.execute(
+            """SELECT id, document FROM observations WHERE project = ? AND status = 'queued'
+               ORDER BY rowid LIMIT ?""",
+            [self.project, size],
+        ).fetchall()
+        if not self.batched:
+            for ident, document in rows:
+                self._one(ident, document, report, self.store.atomic)
+            return len(rows)
+        self._impacts = {}
+        try:
+            with pinned(self.store, self.grid):
+                for ident, document in rows:
+                    self._one(ident, document, report, self._savepoint)
+            self._store_impacts()
+        finally:
+            self._impacts = None
         return len(rows)
 
-    def process(self, observation: Observation, report: RetainReport) -> None:
-        """The six steps for one observation (call inside a transaction)."""
+    def _one(
+        self,
+        ident: str,
+        document: str,
+        report: RetainReport,
+        savepoint: Callable[[], AbstractContextManager[Any]],
+    ) -> None:
+        observation = from_document(json.loads(document))
+        gathered: dict[int, tuple[str, float]] | None = {} if self._impacts is not None else None
+        try:
+            with savepoint():
+                self.process(observation, report, gathered)
+        except Exception as error:  # one observation's failure must not stop the rest
+            message = redact(f"{type(error).__name__}: {error}")
+            self.store.db.conn.execute(
+                """UPDATE observations SET status = 'failed', error = ?, processed_at = ?
+                   WHERE project = ? AND id = ?""",
+                [message, self.store.now(), self.project, observation.id],
+            )
+            report.failed.append((observation.id, message))
+        else:
+            if gathered and self._impacts is not None:
+                for entity_id, (project, impact) in gathered.items():
+                    _, total, seen = self._impacts.get(entity_id, (project, 0.0, 0))
+                    self._impacts[entity_id] = (project, total + impact, seen + 1)
+        report.processed += 1
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[None]:
+        conn = self.store.db.conn
+        conn.execute("SAVEPOINT retain_observation")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK TO retain_observation")
+            conn.execute("RELEASE retain_observation")
+            raise
+        conn.execute("RELEASE retain_observation")
+
+    def _store_impacts(self) -> None:
+        """The batch's gathered impacts, one upsert per entity (see :func:`add_impact`)."""
+        if not self._impacts:
+            return
+        now = self.store.now()
+        self.store.db.conn.executemany(
+            """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
+               VALUES (?, ?, ?, ?, ?)
+               ON CONFLICT (entity_id) DO UPDATE SET impact = impact + excluded.impact,
+                   observations = observations + excluded.observations,
+                   updated_at = excluded.updated_at""",
+            [
+                (entity_id, project, impact, seen, now)
+                for entity_id, (project, impact, seen) in sorted(self._impacts.items())
+            ],
+        )
+
+    def process(
+        self,
+        observation: Observation,
+        report: RetainReport,
+        gathered: dict[int, tuple[str, float]] | None = None,
+    ) -> None:
+        """The six steps for one observation (call inside a transaction).
+
+        With ``gathered``, step 6's impacts are put there (entity id -> its
+        project and the impact) for the caller to store, instead of stored now.
+        """
         store = self.store
         names = observation.names()
         known = {name: self._find(name) for name in names}  # 1. resolve
@@ -207,7 +284,7 @@ class RetainJob:
         handler.handle(context)  # 5. memory and relations
         link_observation(store, observation, entities, created, held)
         if not held:
-            reinforce(store, observation, entities, new_conflicts, self.grid)  # 6.
+            reinforce(store, observation, entities, new_conflicts, self.grid, gathered)  # 6.
         store.db.execute(
             """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
                    memory_id = ?, duplicate = ?, half_life_days = ?, deferred = ?,
@@ -435,8 +512,13 @@ def reinforce(
     entities: Mapping[str, Entity],
     conflicts: Mapping[int, int],
     policy: Grid | None = None,
+    gathered: dict[int, tuple[str, float]] | None = None,
 ) -> None:
-    """Step 6: seen again, emotional tag, strength now, and the observation's impact."""
+    """Step 6: seen again, emotional tag, strength now, and the observation's impact.
+
+    The impact is added to the store, or to ``gathered`` when given (the
+    batched Retain Job stores a whole batch's impacts at once).
+    """
     policy = policy or grid(store)
     now = store.now()
     ids = sorted({entity.id for entity in entities.values()})
@@ -460,4 +542,39 @@ def reinforce(
     )
     by_id = {entity.id: entity for entity in entities.values()}
     for entity_id, impact in impacts(policy, observation, entities, conflicts).items():
-        add_impact(store, by_id[entity_id], impact)
+        if gathered is None:
+            add_impact(store, by_id[entity_id], impact)
+        else:
+            gathered[entity_id] = (by_id[entity_id].project, impact)
+
+
+def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    """What a Retain Job run leaves behind, clock-free, to compare two runs on the same input.
+
+    Memories, entities, relations, facts, conflicts, the links between them,
+    the observations' outcomes and the gathered truth impacts; times and
+    strengths (which depend on the clock) are left out, and so are Compiled
+    Truth versions (a batched run may write fewer).
+    """
+    queries = {
+        "memories": """SELECT id, content, category, status, seen_count, normalized_hash
+                       FROM memories ORDER BY id""",
+        "memory_cells": """SELECT memory_id, memory_type, referent, act, signal, half_life_days
+                           FROM memory_cells ORDER BY memory_id""",
+        "memory_entities": "SELECT memory_id, entity_id, role FROM memory_entities ORDER BY 1, 2, 3",
+        "entities": """SELECT id, name, type, status, half_life_days, emotional_tag,
+                              emotional_multiplier FROM entities ORDER BY id""",
+        "relations": """SELECT source_id, target_id, type, weight, evidence_count
+                        FROM relations ORDER BY 1, 2, 3""",
+        "facts": """SELECT id, entity_id, predicate, object, object_norm, observation_id, status
+                    FROM facts ORDER BY id""",
+        "conflicts": """SELECT entity_id, kind, predicate, fact_id, other_fact_id, pair, detail,
+                               status FROM conflicts ORDER BY id""",
+        "entity_observations": """SELECT entity_id, observation_id, role, category, topic,
+                                         created, held FROM entity_observations ORDER BY 1, 2""",
+        "observations": """SELECT id, status, schema_fit, route, handler, memory_id, duplicate,
+                                  half_life_days, deferred, error FROM observations ORDER BY id""",
+        "truth_impacts": """SELECT entity_id, round(impact, 9), observations FROM truth_impacts
+                            WHERE impact > 0 ORDER BY entity_id""",
+    }
+    return {name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()}

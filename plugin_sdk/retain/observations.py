@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from functools import cache
 from importlib import resources
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import InvalidDocument, InvalidObservation, MemsdkError, NotFound
-from plugin_sdk.grid.policy import grid
+from plugin_sdk.grid.policy import Grid, grid
 from plugin_sdk.plugin.records import Observation, ObservedFact, ObservedRelation
 from plugin_sdk.store.limits import MAX_LINE_BYTES, check_tree, loads_json
 
@@ -102,6 +102,29 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(observation_schema())
 
 
+@cache
+def _compiled() -> Callable[[Any], Any]:
+    """The schema compiled to Python once (fastjsonschema): the fast yes-or-no check.
+
+    A document it refuses is validated again by :func:`_validator`, whose
+    errors name the path and reason the report shows.
+    """
+    import fastjsonschema  # here, not at import, as jsonschema above
+
+    compiled: Callable[[Any], Any] = fastjsonschema.compile(observation_schema())
+    return compiled
+
+
+def _valid(document: Mapping[str, Any]) -> bool:
+    import fastjsonschema
+
+    try:
+        _compiled()(document)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def normalize_topic(topic: str) -> str:
     return " ".join(topic.casefold().split())
 
@@ -130,7 +153,11 @@ def check_document(document: Mapping[str, Any]) -> Observation:
         check_tree(document)
     except InvalidDocument as error:
         raise InvalidObservation(error.reason, error.path or "(top level)") from error
-    errors = sorted(_validator().iter_errors(document), key=lambda e: list(map(str, e.path)))
+    errors = (
+        []
+        if _valid(document)
+        else sorted(_validator().iter_errors(document), key=lambda e: list(map(str, e.path)))
+    )
     if errors:
         first = errors[0]
         path = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in first.path)
@@ -173,12 +200,24 @@ def from_document(document: Mapping[str, Any]) -> Observation:
     )
 
 
-def store_problem(store: Store, observation: Observation) -> str | None:
-    """Why the store cannot take a (schema-valid) observation, or ``None``."""
-    categories = store.category_names()
+def store_problem(
+    store: Store,
+    observation: Observation,
+    *,
+    categories: Collection[str] | None = None,
+    policy: Grid | None = None,
+) -> str | None:
+    """Why the store cannot take a (schema-valid) observation, or ``None``.
+
+    ``categories`` and ``policy`` (the active category names and the grid) are
+    read from the store unless given (:func:`observe` reads them once per run).
+    """
+    if categories is None:
+        categories = store.category_names()
     if observation.category not in categories:
         return str(store.unknown_category(observation.category))
-    policy = grid(store)
+    if policy is None:
+        policy = grid(store)
     if observation.sentiment not in policy.emotions:
         return (
             f"unknown sentiment {observation.sentiment!r}; the grid's emotional tags are: "
@@ -193,108 +232,153 @@ def store_problem(store: Store, observation: Observation) -> str | None:
     return None
 
 
+CHUNK = 500  # lines read, looked up and stored together
+
+
+@attrs.frozen
+class _Line:
+    """A line that passed the schema, waiting for the store's verdict."""
+
+    number: int
+    observation: Observation
+    document: Mapping[str, Any]
+    digest: str
+
+
 def observe(store: Store, lines: Iterable[str], *, project: str | None = None) -> ObserveReport:
-    """Validate observation lines; the good ones go to the inbox (see the module docstring)."""
+    """Validate observation lines; the good ones go to the inbox (see the module docstring).
+
+    Lines are taken in chunks of :data:`CHUNK`: each chunk's ids are looked up
+    in one query and its rows stored with one statement; the report lists
+    every outcome in line order, as one line at a time would.
+    """
     project = project or store.project
     report = ObserveReport()
     seen_in_file: dict[str, tuple[int, str]] = {}
     now = store.now()
     with store.atomic():
-        grid(store)  # a clear error, before any line, when no pack has a grid
+        policy = grid(store)  # a clear error, before any line, when no pack has a grid
+        categories = frozenset(store.category_names())
+        chunk: list[_Line | BadLine | str] = []
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 report.blank += 1
                 continue
-            ident: str | None = None
-            try:
-                document = parse_line(text)
-                raw_id = document.get("id")
-                ident = raw_id if isinstance(raw_id, str) else None
-                observation = check_document(document)
-            except InvalidObservation as error:
-                report.bad.append(BadLine(number, ident, str(error)))
-                continue
-            digest = content_hash(document)
-            earlier = seen_in_file.get(observation.id)
-            if earlier is not None:
-                if earlier[1] == digest:
-                    report.replayed.append(observation.id)
-                else:
-                    report.bad.append(
-                        BadLine(
-                            number,
-                            observation.id,
-                            f"id {observation.id!r} is used by line {earlier[0]} "
-                            "for different content",
-                        )
-                    )
-                continue
-            seen_in_file[observation.id] = (number, digest)
-            _take(store, project, observation, document, digest, number, now, report)
+            chunk.append(_read(number, text, seen_in_file))
+            if len(chunk) >= CHUNK:
+                _take(store, project, chunk, now, report, categories, policy)
+                chunk = []
+        _take(store, project, chunk, now, report, categories, policy)
     return report
+
+
+def _read(
+    number: int, text: str, seen_in_file: dict[str, tuple[int, str]]
+) -> _Line | BadLine | str:
+    """One line: a :class:`_Line` to take, a :class:`BadLine`, or the id of an in-file replay."""
+    ident: str | None = None
+    try:
+        document = parse_line(text)
+        raw_id = document.get("id")
+        ident = raw_id if isinstance(raw_id, str) else None
+        observation = check_document(document)
+    except InvalidObservation as error:
+        return BadLine(number, ident, str(error))
+    digest = content_hash(document)
+    earlier = seen_in_file.get(observation.id)
+    if earlier is not None:
+        if earlier[1] == digest:
+            return observation.id
+        return BadLine(
+            number,
+            observation.id,
+            f"id {observation.id!r} is used by line {earlier[0]} for different content",
+        )
+    seen_in_file[observation.id] = (number, digest)
+    return _Line(number, observation, document, digest)
 
 
 def _take(
     store: Store,
     project: str,
-    observation: Observation,
-    document: Mapping[str, Any],
-    digest: str,
-    number: int,
+    chunk: list[_Line | BadLine | str],
     now: str,
     report: ObserveReport,
+    categories: Collection[str],
+    policy: Grid,
 ) -> None:
-    row = store.db.execute(
-        "SELECT status, content_hash, error FROM observations WHERE project = ? AND id = ?",
-        [project, observation.id],
-    ).fetchone()
-    problem = store_problem(store, observation)
-    if row is not None:
-        status, stored_hash, error = row
-        if status != "invalid":
-            if stored_hash == digest:
-                report.replayed.append(observation.id)  # a replay: nothing changes
-            else:
-                report.bad.append(
-                    BadLine(
-                        number,
-                        observation.id,
-                        f"observation {observation.id!r} was already observed with different "
-                        f"content (it is {status}); a new observation needs a new id",
+    conn = store.db.conn
+    ids = [item.observation.id for item in chunk if isinstance(item, _Line)]
+    stored: dict[str, tuple[str, str, str | None]] = {}
+    if ids:
+        marks = ", ".join("?" * len(ids))
+        for ident, status, stored_hash, error in conn.execute(
+            f"""SELECT id, status, content_hash, error FROM observations
+                WHERE project = ? AND id IN ({marks})""",
+            [project, *ids],
+        ):
+            stored[ident] = (status, stored_hash, error)
+    replaced: list[tuple[str, str]] = []
+    rows: list[tuple[Any, ...]] = []
+    for item in chunk:
+        if isinstance(item, BadLine):
+            report.bad.append(item)
+            continue
+        if isinstance(item, str):
+            report.replayed.append(item)
+            continue
+        observation, number, digest = item.observation, item.number, item.digest
+        problem = store_problem(store, observation, categories=categories, policy=policy)
+        row = stored.get(observation.id)
+        if row is not None:
+            status, stored_hash, error = row
+            if status != "invalid":
+                if stored_hash == digest:
+                    report.replayed.append(observation.id)  # a replay: nothing changes
+                else:
+                    report.bad.append(
+                        BadLine(
+                            number,
+                            observation.id,
+                            f"observation {observation.id!r} was already observed with "
+                            f"different content (it is {status}); a new observation needs a "
+                            "new id",
+                        )
                     )
-                )
-            return
-        if (stored_hash, error) == (digest, problem):
-            report.bad.append(BadLine(number, observation.id, str(problem), kept=True))
-            return  # still invalid for the same reason: nothing changes
-        store.db.execute(
-            "DELETE FROM observations WHERE project = ? AND id = ?", [project, observation.id]
+                continue
+            if (stored_hash, error) == (digest, problem):
+                report.bad.append(BadLine(number, observation.id, str(problem), kept=True))
+                continue  # still invalid for the same reason: nothing changes
+            replaced.append((project, observation.id))
+        rows.append(
+            (
+                project,
+                observation.id,
+                "invalid" if problem else "queued",
+                observation.source,
+                observation.source_ref,
+                observation.timestamp,
+                observation.category,
+                observation.topic,
+                observation.sentiment,
+                observation.correlation,
+                digest,
+                problem,
+                now,
+                json.dumps(item.document, sort_keys=True, ensure_ascii=False),
+            )
         )
-    store.db.execute(
+        if problem is not None:
+            report.bad.append(BadLine(number, observation.id, problem, kept=True))
+        else:
+            report.queued.append(observation.id)
+    conn.executemany("DELETE FROM observations WHERE project = ? AND id = ?", replaced)
+    conn.executemany(
         """INSERT INTO observations (project, id, status, source, source_ref, timestamp,
                category, topic, sentiment, correlation, content_hash, error, received_at, document)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            project,
-            observation.id,
-            "invalid" if problem else "queued",
-            observation.source,
-            observation.source_ref,
-            observation.timestamp,
-            observation.category,
-            observation.topic,
-            observation.sentiment,
-            observation.correlation,
-            digest,
-            problem,
-            now,
-            json.dumps(document, sort_keys=True, ensure_ascii=False),
-        ],
+        rows,
     )
-    if problem is not None:
-        report.bad.append(BadLine(number, observation.id, problem, kept=True))
-    else:
-        report.queued.append(observation.id)
 
 
 # Reading
