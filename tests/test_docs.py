@@ -21,8 +21,11 @@ CLI_DOC = ROOT / "docs" / "cli.md"
 def walk(command: click.Command, path: tuple[str, ...] = ()):
     yield path, command
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            yield from walk(command.commands[name], (*path, name))
+        ctx = click.Context(command)  # asks the group, so lazily loaded commands are seen
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
+            yield from walk(sub, (*path, name))
 
 
 def render_cli_doc() -> str:
@@ -31,6 +34,18 @@ def render_cli_doc() -> str:
         "# Command line reference\n",
         "Generated from `memsdk --help` and each command's help; do not edit by hand.",
         "Regenerate: `MEMSDK_REGEN_DOCS=1 python -m pytest tests/test_docs.py`.\n",
+        "Every command that prints a result takes `--json` (except `mcp`, which serves a",
+        "protocol, and the two whose output is JSON already: `hook claude-code` and `export`).",
+        "Progress bars appear only when standard error is a terminal. The environment",
+        "variables memsdk reads are listed under `memsdk --help` below.\n",
+        "Shell completion (click's): add to `~/.bashrc`",
+        "",
+        "```sh",
+        'eval "$(_MEMSDK_COMPLETE=bash_source memsdk)"',
+        "```",
+        "",
+        "For zsh use `zsh_source` (in `~/.zshrc`); for fish,",
+        "`_MEMSDK_COMPLETE=fish_source memsdk > ~/.config/fish/completions/memsdk.fish`.\n",
     ]
     for path, _command in walk(cli):
         result = runner.invoke(cli, [*path, "--help"], prog_name="memsdk", terminal_width=88)
@@ -53,7 +68,7 @@ def test_cli_doc_is_current():
 def test_every_command_has_help(path):
     command = cli
     for name in path:
-        command = command.commands[name]
+        command = command.get_command(click.Context(command), name)
     assert command.help and command.help.strip(), f"memsdk {' '.join(path)} has no help text"
 
 

@@ -19,7 +19,14 @@ from typing import Any
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
+from plugin_sdk.cli.common import (
+    JSON_OPTION,
+    echo_json,
+    epilog,
+    open_store,
+    plugin_manager,
+    store_options,
+)
 from plugin_sdk.errors import MemsdkError, PackConflict
 from plugin_sdk.redact import redact
 
@@ -98,7 +105,7 @@ class MemsdkGroup(click.Group):
             ) from error
 
 
-@click.group(cls=MemsdkGroup)
+@click.group(cls=MemsdkGroup, epilog=epilog())
 @click.version_option(package_name="memsdk")
 @click.option(
     "-v", "--verbose", is_flag=True, help="Print the store and the project in use (to stderr)."
@@ -175,6 +182,7 @@ def init(db: str | None, project: str | None, packs: tuple[str, ...], as_json: b
     "--db",
     type=click.Path(dir_okay=False),
     envvar="MEMSDK_DB",
+    show_envvar=True,
     help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
 )
 @click.option(
@@ -208,7 +216,8 @@ def doctor_command(db: str | None, repair: bool, as_json: bool) -> None:
 @cli.command()
 @click.option("--all", "include_builtin", is_flag=True, help="Include memsdk's built-in plugins.")
 @click.option("--hook", "hook_name", help="Only plugins implementing this hook.")
-def plugins(include_builtin: bool, hook_name: str | None) -> None:
+@click.option("as_json", "--json", is_flag=True, help="Print JSON (the output is JSON either way).")
+def plugins(include_builtin: bool, hook_name: str | None, as_json: bool) -> None:
     """List plugins as sorted JSON: name, distribution, hooks (or the load error)."""
     from plugin_sdk.plugin.manager import describe, has_spec
 
@@ -233,11 +242,16 @@ def plugins(include_builtin: bool, hook_name: str | None) -> None:
     "pack_name",
     default="ops",
     show_default=True,
-    help="Built-in pack whose sample to load.",
+    help="The pack: a built-in name or a pack file (.toml or .json).",
 )
 @JSON_OPTION
 def demo(db: str | None, pack_name: str, as_json: bool) -> None:
-    """Build a sample store from a built-in pack and report what it holds."""
+    """Build a sample store from a pack and report what it holds.
+
+    The pack's own sample when it ships one (the built-in packs do), else
+    one generated from its criteria: every positive example becomes a memory
+    of its category. A pack author can demo a pack file before publishing it.
+    """
     import tempfile
     from pathlib import Path
 
@@ -260,7 +274,8 @@ def demo(db: str | None, pack_name: str, as_json: bool) -> None:
         render_injection(report, click.echo)
         click.echo("")
         if db:
-            click.echo(f"Explore it: memsdk memory search --db {db} --project demo 'failover'")
+            query = report.searches[0]["query"] if report.searches else "memory"
+            click.echo(f"Explore it: memsdk memory search --db {db} --project demo '{query}'")
         else:
             click.echo("Keep a store to explore: memsdk demo --db demo.db")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from plugin_sdk.cli.common import plugin_manager, store_options
+from plugin_sdk.cli.common import JSON_OPTION, echo_json, plugin_manager, store_options
 
 if TYPE_CHECKING:
     from plugin_sdk.host.claude_hooks import FileChange
@@ -37,8 +37,14 @@ def claude_code() -> None:
 @click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
 @click.option("--dry-run", is_flag=True, help="Only show the diff.")
 @store_options
+@JSON_OPTION
 def install(
-    project_dir: Path, yes: bool, dry_run: bool, db: str | None, project: str | None
+    project_dir: Path,
+    yes: bool,
+    dry_run: bool,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
 ) -> None:
     """Add memsdk's MCP server and hooks to a Claude Code project (again: no change).
 
@@ -54,7 +60,7 @@ def install(
     options = ["--project", project or project_for(project_dir)]
     if db:
         options += ["--db", str(Path(db).expanduser().resolve())]
-    _apply(plan(project_dir, _memsdk(), options), yes, dry_run)
+    _apply(plan(project_dir, _memsdk(), options), yes, dry_run, as_json)
 
 
 @claude_code.command()
@@ -67,11 +73,12 @@ def install(
 )
 @click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
 @click.option("--dry-run", is_flag=True, help="Only show the diff.")
-def uninstall(project_dir: Path, yes: bool, dry_run: bool) -> None:
+@JSON_OPTION
+def uninstall(project_dir: Path, yes: bool, dry_run: bool, as_json: bool) -> None:
     """Take out exactly the entries install added; nothing else is touched."""
     from plugin_sdk.host.claude_hooks import uninstall as plan
 
-    _apply(plan(project_dir), yes, dry_run)
+    _apply(plan(project_dir), yes, dry_run, as_json)
 
 
 @click.group(name="hook")
@@ -92,6 +99,7 @@ def hook() -> None:
     "model_id",
     "--model",
     envvar="MEMSDK_MODEL",
+    show_envvar=True,
     help="An llm model id for the historian (PreCompact, SessionEnd); default: the plugin "
     "that answers model_complete.",
 )
@@ -135,19 +143,35 @@ def _memsdk() -> str:
     return str(script) if script.exists() else "memsdk"
 
 
-def _apply(changes: list[FileChange], yes: bool, dry_run: bool) -> None:
+def _apply(changes: list[FileChange], yes: bool, dry_run: bool, as_json: bool = False) -> None:
+    """Show each change as a diff, ask (unless --yes), write.
+
+    --json asks nothing (so it needs --yes or --dry-run) and prints
+    {"changes": [{"path", "diff"}], "written": bool}.
+    """
+    if as_json and not (yes or dry_run):
+        raise click.UsageError("--json asks no question: add --yes (or --dry-run)")
     pending = [change for change in changes if change.changed]
+    diffs = [_diff(change) for change in pending]
+    if as_json:
+        if not dry_run:
+            for change in pending:
+                change.write()
+        echo_json(
+            {
+                "changes": [
+                    {"path": str(change.path), "diff": diff}
+                    for change, diff in zip(pending, diffs, strict=True)
+                ],
+                "written": bool(pending) and not dry_run,
+            }
+        )
+        return
     if not pending:
         click.echo("Nothing to change.")
         return
-    for change in pending:
-        diff = difflib.unified_diff(
-            (change.before or "").splitlines(keepends=True),
-            (change.after or "").splitlines(keepends=True),
-            fromfile=str(change.path) if change.before is not None else "/dev/null",
-            tofile=str(change.path) if change.after is not None else "/dev/null",
-        )
-        click.echo("".join(diff), nl=False)
+    for diff in diffs:
+        click.echo(diff, nl=False)
     if dry_run:
         return
     if not yes and not click.confirm("Write these changes?", default=True):
@@ -155,3 +179,14 @@ def _apply(changes: list[FileChange], yes: bool, dry_run: bool) -> None:
     for change in pending:
         change.write()
     click.echo(f"Wrote {', '.join(str(change.path) for change in pending)}")
+
+
+def _diff(change: FileChange) -> str:
+    return "".join(
+        difflib.unified_diff(
+            (change.before or "").splitlines(keepends=True),
+            (change.after or "").splitlines(keepends=True),
+            fromfile=str(change.path) if change.before is not None else "/dev/null",
+            tofile=str(change.path) if change.after is not None else "/dev/null",
+        )
+    )

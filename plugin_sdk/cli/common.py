@@ -12,9 +12,11 @@ them all).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -44,12 +46,14 @@ def store_options(fn: F) -> F:
     fn = click.option(
         "--project",
         envvar="MEMSDK_PROJECT",
+        show_envvar=True,
         help="Project id (default: from the current git repository, else the directory).",
     )(fn)
     fn = click.option(
         "--db",
         type=click.Path(dir_okay=False),
         envvar="MEMSDK_DB",
+        show_envvar=True,
         help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
     )(fn)
     return fn
@@ -116,3 +120,98 @@ def verbose() -> bool:
 
 def echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+# -- the environment variables memsdk reads, named in one place -----------------
+#
+# The root command's --help epilog is built from ENVIRONMENT, and a test checks
+# that every MEMSDK_* name in the sources is listed here (and so in docs/cli.md,
+# generated from the help). Options that read one show it as [env var: ...].
+
+#: name -> what it sets, one line each.
+ENVIRONMENT = {
+    "MEMSDK_DB": "the store file (--db)",
+    "MEMSDK_PROJECT": "the project (--project)",
+    "MEMSDK_USER_PATH": "the folder of the default store (memory.db) and token file",
+    "MEMSDK_MODEL": "the llm model id of the historian and dreamer (--model)",
+    "MEMSDK_LOAD_PLUGINS": "comma-separated allowlist of third-party plugins ('' loads none)",
+    "MEMSDK_BLOCK_PLUGINS": "comma-separated plugins never to load, built-in or not",
+    "MEMSDK_TRACE": "1 writes every hook call and its result to standard error",
+    "MEMSDK_ACTOR": "who decides on the approval queue (queue ... --by)",
+    "MEMSDK_REPO": "the git repository of queue PRs (queue --repo)",
+    "MEMSDK_INSTRUCTIONS_FILE": "the instructions file queue PRs edit (--instructions-file)",
+    "MEMSDK_MCP_TOKENS": "the bearer-token file of memsdk mcp --http (--tokens)",
+}
+
+COMPLETION = "_MEMSDK_COMPLETE"
+
+
+def epilog() -> str:
+    """The root ``--help`` epilog: the variables, and how to turn on completion."""
+    width = max(len(name) for name in ENVIRONMENT)
+    lines = ["\b", "Environment variables:"]
+    lines += [f"  {name:<{width}}  {text}" for name, text in ENVIRONMENT.items()]
+    lines += [
+        "",
+        "\b",
+        "Shell completion (bash; zsh and fish likewise, with zsh_source or fish_source):",
+        f'  eval "$({COMPLETION}=bash_source memsdk)"   # in ~/.bashrc',
+    ]
+    return "\n".join(lines)
+
+
+# -- progress on standard error, for a person watching, never for a log ----------
+#
+# Progress draws click's progress bar (position, percent and an ETA when the
+# total is known) only when standard error is a terminal. Piped or redirected
+# into a log it writes nothing at all: no frames, no carriage returns, not even
+# the label. Jobs report absolute counts (done of total); a new label or a
+# changed total starts a new bar.
+
+
+class Progress:
+    """A progress bar on ``stream`` (default: standard error) when it is a terminal."""
+
+    def __init__(self, label: str = "", stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.shown = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.label = label
+        self.total: int | None = None
+        self.bar: Any = None
+
+    def update(self, done: int, total: int | None, label: str | None = None) -> None:
+        """Show ``done`` of ``total`` (None: not known) under ``label``."""
+        if not self.shown:
+            return
+        label = self.label if label is None else label
+        if self.bar is None or total != self.total or label != self.label:
+            self.close()
+            self.label, self.total = label, total
+            self.bar = click.progressbar(
+                iter(()) if total is None else None,
+                length=total,
+                label=label,
+                file=self.stream,
+                show_eta=True,
+                show_pos=True,
+            )
+            self.bar.__enter__()
+        if done > self.bar.pos:
+            self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        """End the current bar (its line stays on the terminal)."""
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

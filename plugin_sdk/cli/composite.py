@@ -153,10 +153,14 @@ def show(composite_id: int, db: str | None, project: str | None, as_json: bool) 
 @composite.command()
 @click.argument("composite_id", type=ID)
 @store_options
-def delete(composite_id: int, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def delete(composite_id: int, db: str | None, project: str | None, as_json: bool) -> None:
     """Delete a composite (its memories stay)."""
     with open_store(db, project) as store:
         store.composites.delete(composite_id)
+    if as_json:
+        echo_json({"deleted": composite_id})
+        return
     click.echo(f"Deleted composite {composite_id}")
 
 
@@ -164,11 +168,21 @@ def delete(composite_id: int, db: str | None, project: str | None) -> None:
 @click.argument("action", type=click.Choice(["peek", "advance", "reset"]))
 @click.argument("composite_id", type=ID)
 @store_options
-def cursor(action: str, composite_id: int, db: str | None, project: str | None) -> None:
-    """Read (peek), move (advance; wraps on a cyclic composite) or reset the cursor."""
+@JSON_OPTION
+def cursor(
+    action: str, composite_id: int, db: str | None, project: str | None, as_json: bool
+) -> None:
+    """Read (peek), move (advance; wraps on a cyclic composite) or reset the cursor.
+
+    --json: the composite, the cursor position and the member there (null
+    past the end).
+    """
     with open_store(db, project) as store:
         member = getattr(store.composites, action)(composite_id)
         position = store.composites.get(composite_id).cursor
+    if as_json:
+        echo_json({"composite": composite_id, "cursor": position, "member": member})
+        return
     click.echo(f"cursor {position}: " + (f"#{member}" if member is not None else "(past the end)"))
 
 
@@ -202,10 +216,15 @@ def fragment(memory_id: int, db: str | None, project: str | None, as_json: bool)
 @composite.command()
 @click.argument("header_id", type=ID)
 @store_options
-def reconstruct(header_id: int, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def reconstruct(header_id: int, db: str | None, project: str | None, as_json: bool) -> None:
     """Print the text a header and its details stand for."""
     with open_store(db, project) as store:
-        click.echo(reconstruct_text(store, header_id), nl=False)
+        text = reconstruct_text(store, header_id)
+    if as_json:
+        echo_json({"header": header_id, "text": text})
+        return
+    click.echo(text, nl=False)
 
 
 @composite.command(name="map")
@@ -217,9 +236,17 @@ def reconstruct(header_id: int, db: str | None, project: str | None) -> None:
     show_default=True,
 )
 @store_options
-def map_(form: str, db: str | None, project: str | None) -> None:
-    """Draw the header map: theme headers -> category headers -> details."""
+@JSON_OPTION
+def map_(form: str, db: str | None, project: str | None, as_json: bool) -> None:
+    """Draw the header map: theme headers -> category headers -> details.
+
+    --json prints the map as data (themes; per category, headers and their
+    details) in place of a drawing.
+    """
     with open_store(db, project) as store:
+        if as_json:
+            echo_json(headermap.header_map(store))
+            return
         click.echo(headermap.render(store, form))
 
 
@@ -243,10 +270,17 @@ def stale(db: str | None, project: str | None, as_json: bool) -> None:
 @click.argument("composite_id", type=ID)
 @click.option("--note", help="What the set is for.")
 @store_options
-def freeze(composite_id: int, note: str | None, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def freeze(
+    composite_id: int, note: str | None, db: str | None, project: str | None, as_json: bool
+) -> None:
     """Snapshot a composite into a frozen reference set; prints its id."""
     with open_store(db, project) as store:
-        click.echo(refsets.freeze(store, composite_id, note=note))
+        set_id = refsets.freeze(store, composite_id, note=note)
+    if as_json:
+        echo_json({"composite": composite_id, "refset": set_id, "note": note})
+        return
+    click.echo(set_id)
 
 
 @composite.command()

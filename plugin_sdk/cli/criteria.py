@@ -52,6 +52,7 @@ def show(category: str | None, db: str | None, project: str | None, as_json: boo
 @click.argument("values", nargs=-1, required=True)
 @click.option("--note", help="Why; kept in the history.")
 @store_options
+@JSON_OPTION
 def set_(
     category: str,
     field: str,
@@ -59,6 +60,7 @@ def set_(
     note: str | None,
     db: str | None,
     project: str | None,
+    as_json: bool,
 ) -> None:
     """Override one criteria field of CATEGORY.
 
@@ -77,7 +79,10 @@ def set_(
             raise MemsdkError(f"{field} takes one value (quote it), got {len(values)}")
         value = values[0]
     with open_store(db, project) as store:
-        store.criteria.set(category, field, value, note=note)
+        changed = store.criteria.set(category, field, value, note=note)
+    if as_json:
+        echo_json(changed.to_dict())
+        return
     click.echo(
         f"{category}.{field}: override set (memsdk criteria reset {category} {field} undoes it)"
     )
@@ -87,10 +92,16 @@ def set_(
 @click.argument("category")
 @click.argument("field", required=False, type=click.Choice(CRITERIA_FIELDS))
 @store_options
-def reset(category: str, field: str | None, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def reset(
+    category: str, field: str | None, db: str | None, project: str | None, as_json: bool
+) -> None:
     """Clear your override of FIELD (or every field) so the pack default applies."""
     with open_store(db, project) as store:
-        store.criteria.reset(category, field)
+        restored = store.criteria.reset(category, field)
+    if as_json:
+        echo_json(restored.to_dict())
+        return
     click.echo(f"{category}.{field or '*'}: pack default restored")
 
 

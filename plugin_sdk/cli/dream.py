@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import attrs
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
+from plugin_sdk.cli.common import (
+    JSON_OPTION,
+    Progress,
+    count,
+    echo_json,
+    open_store,
+    store_options,
+)
 from plugin_sdk.model.llm import LlmModel
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.stages.dreamer import Dreamer
@@ -22,24 +30,31 @@ def dream() -> None:
     "model_id",
     "--model",
     envvar="MEMSDK_MODEL",
+    show_envvar=True,
     help="An llm model id or alias for the tasks that ask a model (needs the llm extra); "
     "default: the plugin that answers model_complete, else the rule-based fallbacks.",
 )
 @store_options
+@JSON_OPTION
 def run(
     tasks: tuple[str, ...],
     max_batches: int | None,
     model_id: str | None,
     db: str | None,
     project: str | None,
+    as_json: bool,
 ) -> None:
     """Run TASKS in the order given (default: every task) with a progress display.
+
+    The progress bar (with an ETA when the task knows its total) is drawn on
+    standard error only when it is a terminal; a log gets none.
 
     `memsdk dream status` lists the tasks (built in: classify, consolidate,
     curate, map, retain, retrospective, sync-headers; plugins add more).
 
     Progress is saved with every batch: an interrupted run resumes where it
-    stopped, without redoing or losing work.
+    stopped, without redoing or losing work. --json prints each task's
+    report: task, batches, handled, finished_pass, error.
     """
     with open_store(db, project) as store:
         if model_id:
@@ -48,20 +63,18 @@ def run(
             store.plugins.register(adapter, name="llm-model")
         dreamer = Dreamer(store)
 
-        def progress(task: DreamerTask, done: int, total: int | None) -> None:
-            if total:
-                width = 30
-                filled = min(width, round(width * done / total)) if total else 0
-                bar = "#" * filled + "-" * (width - filled)
-                click.echo(f"\r{task.name:<14} [{bar}] {done}/{total}", nl=False, err=True)
-            else:
-                click.echo(f"\r{task.name:<14} {done} done", nl=False, err=True)
+        with Progress() as shown:
 
-        reports = []
-        names = list(tasks) if tasks else sorted(dreamer.tasks)
-        for name in names:
-            reports.extend(dreamer.run(name, max_batches=max_batches, progress=progress))
-            click.echo("", err=True)
+            def progress(task: DreamerTask, done: int, total: int | None) -> None:
+                shown.update(done, total, label=f"{task.name:<14}")
+
+            reports = []
+            names = list(tasks) if tasks else sorted(dreamer.tasks)
+            for name in names:
+                reports.extend(dreamer.run(name, max_batches=max_batches, progress=progress))
+    if as_json:
+        echo_json([attrs.asdict(report) for report in reports])
+        return
     for report in reports:
         state = "pass complete" if report.finished_pass else "paused (run again to resume)"
         click.echo(f"{report.task}: {report.handled} items in {report.batches} batches, {state}")

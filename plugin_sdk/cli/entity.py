@@ -166,12 +166,21 @@ def relate(
 @click.argument("names", nargs=-1, required=True)
 @click.option("--role", type=click.Choice(["actor", "subject"]), default="actor")
 @store_options
+@JSON_OPTION
 def link(
-    memory_id: int, names: tuple[str, ...], role: str, db: str | None, project: str | None
+    memory_id: int,
+    names: tuple[str, ...],
+    role: str,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
 ) -> None:
     """Link memory MEMORY_ID to the entities NAMES (created if new) as actors or subjects."""
     with open_store(db, project) as store:
         linked = store.entities.link(memory_id, names, role=role)
+    if as_json:
+        echo_json({"memory": memory_id, "role": role, "entities": [e.to_dict() for e in linked]})
+        return
     click.echo(f"Linked memory {memory_id} to {', '.join(e.name for e in linked)} as {role}")
 
 

@@ -157,8 +157,9 @@ def render(
 @click.argument("value", type=float)
 @click.option("--note", help="Why, for the history.")
 @store_options
+@JSON_OPTION
 def set_value(
-    key: str, value: float, note: str | None, db: str | None, project: str | None
+    key: str, value: float, note: str | None, db: str | None, project: str | None, as_json: bool
 ) -> None:
     """Override one grid value for this store (it wins over every pack until reset).
 
@@ -167,6 +168,9 @@ def set_value(
     """
     with open_store(db, project) as store:
         old = grid_overrides.set_value(store, key, value, note=note)
+    if as_json:
+        echo_json({"key": key, "old_value": old, "new_value": value, "note": note})
+        return
     click.echo(f"{key}: {old:g} -> {value:g} (override)")
 
 
@@ -174,12 +178,18 @@ def set_value(
 @click.argument("key", required=False)
 @click.option("--all", "everything", is_flag=True, help="Clear every override.")
 @store_options
-def reset(key: str | None, everything: bool, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def reset(
+    key: str | None, everything: bool, db: str | None, project: str | None, as_json: bool
+) -> None:
     """Clear the override of KEY (or --all): the packs' value applies again."""
     if (key is None) == (not everything):
         raise click.UsageError("give a KEY or --all")
     with open_store(db, project) as store:
         cleared = grid_overrides.reset(store, key)
+    if as_json:
+        echo_json({"cleared": list(cleared)})
+        return
     click.echo(f"cleared: {', '.join(cleared)}" if cleared else "no override to clear")
 
 

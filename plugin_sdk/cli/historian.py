@@ -54,6 +54,7 @@ def historian() -> None:
     "model_id",
     "--model",
     envvar="MEMSDK_MODEL",
+    show_envvar=True,
     help="An llm model id or alias (needs the llm extra); default: the plugin that answers "
     "model_complete.",
 )

@@ -13,6 +13,7 @@ TOKENS_OPTION = click.option(
     "--tokens",
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="MEMSDK_MCP_TOKENS",
+    show_envvar=True,
     help="Token file for --http (default: mcp-tokens.json under MEMSDK_USER_PATH or the user app dir).",
 )
 
@@ -101,12 +102,16 @@ def token() -> None:
     help="A project it may use; repeatable.",
 )
 @TOKENS_OPTION
-def add(name: str, projects: tuple[str, ...], tokens: Path | None) -> None:
+@JSON_OPTION
+def add(name: str, projects: tuple[str, ...], tokens: Path | None, as_json: bool) -> None:
     """Add token NAME and print its secret (once: only its digest is kept)."""
     from plugin_sdk.host.mcp_http import add_token, tokens_path
 
     path = tokens or tokens_path()
     secret = add_token(path, name, list(projects))
+    if as_json:
+        echo_json({"name": name, "projects": list(projects), "token": secret, "file": str(path)})
+        return
     click.echo(secret)
     click.echo(f"Token {name!r} for {', '.join(projects)} added to {path}", err=True)
 
@@ -129,9 +134,13 @@ def list_(tokens: Path | None, as_json: bool) -> None:
 @token.command()
 @click.argument("name")
 @TOKENS_OPTION
-def revoke(name: str, tokens: Path | None) -> None:
+@JSON_OPTION
+def revoke(name: str, tokens: Path | None, as_json: bool) -> None:
     """Remove token NAME (a running server reads the file when it starts: restart it)."""
     from plugin_sdk.host.mcp_http import revoke_token, tokens_path
 
     revoke_token(tokens or tokens_path(), name)
+    if as_json:
+        echo_json({"revoked": name})
+        return
     click.echo(f"Revoked token {name!r}")

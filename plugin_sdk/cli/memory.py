@@ -20,7 +20,8 @@ def memory() -> None:
 
 @memory.command()
 @click.argument("content")
-@click.option("-c", "--category", required=True, help="One of the store's categories.")
+@click.argument("category_argument", metavar="[CATEGORY]", required=False)
+@click.option("-c", "--category", help="One of the store's categories (or give it after CONTENT).")
 @click.option("--importance", type=click.IntRange(1, 100), default=50, show_default=True)
 @click.option("--source", default="cli", show_default=True, help="Where the memory came from.")
 @click.option("--occurred-at", help="When it happened (ISO 8601), if not now.")
@@ -28,7 +29,8 @@ def memory() -> None:
 @JSON_OPTION
 def write(
     content: str,
-    category: str,
+    category_argument: str | None,
+    category: str | None,
     importance: int,
     source: str,
     occurred_at: str | None,
@@ -36,7 +38,17 @@ def write(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Write CONTENT (use - to read standard input) into CATEGORY."""
+    """Write CONTENT (use - to read standard input) into CATEGORY.
+
+    The category is the second argument or -c/--category (one of them).
+    """
+    if category_argument and category and category_argument != category:
+        raise click.UsageError(
+            f"two categories: {category_argument!r} and -c {category!r} (give one)"
+        )
+    category = category or category_argument
+    if not category:
+        raise click.UsageError("give the category: memsdk memory write TEXT CATEGORY (or -c)")
     if content == "-":
         content = sys.stdin.read()
     with open_store(db, project) as store:
@@ -233,10 +245,14 @@ def merge(
 @memory.command()
 @click.argument("memory_id", type=ID)
 @store_options
-def archive(memory_id: int, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def archive(memory_id: int, db: str | None, project: str | None, as_json: bool) -> None:
     """Archive a memory (kept, no longer searched or injected by default)."""
     with open_store(db, project) as store:
-        store.memories.archive(memory_id)
+        archived = store.memories.archive(memory_id)
+    if as_json:
+        echo_json(archived.to_dict())
+        return
     click.echo(f"Archived memory {memory_id}")
 
 

@@ -9,7 +9,7 @@ import click
 
 from plugin_sdk.cli.common import JSON_OPTION, echo_json, open_store, plugin_manager, store_options
 from plugin_sdk.errors import MemsdkError, PackError
-from plugin_sdk.packs.documents import Pack
+from plugin_sdk.packs.documents import Pack, validate_pack
 from plugin_sdk.packs.mentions import gone_in_pack
 from plugin_sdk.packs.sources import available_packs, resolve_pack
 from plugin_sdk.store.paths import default_db_path
@@ -64,10 +64,38 @@ def list_(db: str | None, project: str | None, as_json: bool) -> None:
 
 @pack.command()
 @click.argument("source")
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False),
+    envvar="MEMSDK_DB",
+    show_envvar=True,
+    help="The store whose installed packs NAME may name (default: memory.db under "
+    "MEMSDK_USER_PATH or the user app dir).",
+)
+@click.option(
+    "--installed",
+    is_flag=True,
+    help="Show the version installed in the store, even when a pack of that name is offered.",
+)
 @JSON_OPTION
-def show(source: str, as_json: bool) -> None:
-    """Show a pack (a name or a file) without installing it."""
-    found = resolve_pack(source, plugin_manager())
+def show(source: str, db: str | None, installed: bool, as_json: bool) -> None:
+    """Show a pack (a file, a name offered, or a name installed in the store).
+
+    A pack installed from a file is found by its name in the store when no
+    pack of that name is offered (or with --installed). Nothing is
+    installed, and no store is created.
+    """
+    if installed:
+        found = _installed(source, db)
+        if found is None:
+            raise MemsdkError(f"no pack named {source!r} is installed in the store")
+    else:
+        try:
+            found = resolve_pack(source, plugin_manager())
+        except PackError:
+            found = _installed(source, db)
+            if found is None:
+                raise
     if as_json:
         echo_json(found.document)
         return
@@ -89,37 +117,61 @@ def show(source: str, as_json: bool) -> None:
     help="A store the pack would be installed in or upgrade: warn about criteria text "
     "naming a category that no longer exists there.",
 )
-def validate(sources: tuple[str, ...], against: str | None) -> None:
+@JSON_OPTION
+def validate(sources: tuple[str, ...], against: str | None, as_json: bool) -> None:
     """Validate pack files or names; with none, every pack available by name.
 
     Exits 1 if any pack is invalid, naming the file and the path inside it.
     With --against STORE, criteria text naming a category the store retired
     (or that the installed version has and this one drops) is flagged with
-    a "warn" line; warnings do not fail the command.
+    a "warn" line; warnings do not fail the command. --json prints one
+    object per pack: source, name, version, ok, error, warnings.
     """
-    failures = 0
-    targets = list(sources)
-    if not targets:
+    results: list[dict[str, Any]] = []
+    if not sources:
         for found in available_packs(plugin_manager()):
-            if found.error:
-                failures += 1
-                click.echo(f"FAIL {found.error}", err=True)
-            else:
-                click.echo(f"ok   {found.name} {found.pack.version if found.pack else ''}")
-    for source in targets:
+            version = found.pack.version if found.pack else None
+            results.append(_checked(found.name, found.name, version, found.error))
+    for source in sources:
         try:
             pack_ = resolve_pack(source, plugin_manager())
         except PackError as error:
-            failures += 1
-            click.echo(f"FAIL {error}", err=True)
-        else:
-            click.echo(f"ok   {pack_.name} {pack_.version} ({source})")
-            if against:
-                with open_store(against, None) as store:
-                    for line in gone_in_pack(pack_, store):
-                        click.echo(f"warn {pack_.name}: {line}")
+            results.append(_checked(source, None, None, str(error)))
+            continue
+        result = _checked(source, pack_.name, pack_.version, None)
+        if against:
+            with open_store(against, None) as store:
+                result["warnings"] = list(gone_in_pack(pack_, store))
+        results.append(result)
+    failures = sum(1 for result in results if not result["ok"])
+    if as_json:
+        echo_json(results)
+    else:
+        for result in results:
+            if not result["ok"]:
+                click.echo(f"FAIL {result['error']}", err=True)
+                continue
+            where = f" ({result['source']})" if sources else ""
+            click.echo(f"ok   {result['name']} {result['version'] or ''}{where}".rstrip())
+            for line in result["warnings"]:
+                click.echo(f"warn {result['name']}: {line}")
     if failures:
+        if as_json:
+            raise click.exceptions.Exit(1)
         raise click.ClickException(f"{failures} invalid pack(s)")
+
+
+def _checked(
+    source: str, name: str | None, version: str | None, error: str | None
+) -> dict[str, Any]:
+    return {
+        "source": source,
+        "name": name,
+        "version": version,
+        "ok": error is None,
+        "error": error,
+        "warnings": [],
+    }
 
 
 @pack.command()
@@ -174,6 +226,20 @@ def upgrade(
         echo_json(report.to_dict())
         return
     _print_report(found, report.to_dict())
+
+
+def _installed(name: str, db: str | None) -> Pack | None:
+    """The pack ``name`` as installed in the store at ``db``, if there is one."""
+    path = Path(db).expanduser() if db else default_db_path()
+    if not path.exists():  # showing must not create a store
+        if db:
+            raise MemsdkError(f"no store at {path}")
+        return None
+    with open_store(str(path), None) as store:
+        same = [p for p in store.packs.installed() if p.name == name]
+    if not same:
+        return None
+    return validate_pack(same[0].document, source=f"installed in {path} from {same[0].source}")
 
 
 def _parse_maps(maps: tuple[str, ...]) -> dict[str, str | None]:

@@ -30,6 +30,7 @@ DB_OPTION = click.option(
     "--db",
     type=click.Path(dir_okay=False),
     envvar="MEMSDK_DB",
+    show_envvar=True,
     help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
 )
 
@@ -158,6 +159,7 @@ def export(output: str, db: str | None, project: str | None) -> None:
     "--db",
     type=click.Path(dir_okay=False),
     envvar="MEMSDK_DB",
+    show_envvar=True,
     help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
 )
 @click.option("--project", help="Import as this project (default: the exported project's name).")
@@ -174,7 +176,8 @@ def import_(source: TextIO, db: str | None, project: str | None, as_json: bool) 
 
 @click.command(name="datasette-metadata")
 @DB_OPTION
-def datasette_metadata(db: str | None) -> None:
+@click.option("as_json", "--json", is_flag=True, help="Print JSON (the output is JSON either way).")
+def datasette_metadata(db: str | None, as_json: bool) -> None:
     """Print Datasette metadata for the store: labels, facets, the search box.
 
     memsdk datasette-metadata --db memory.db > metadata.json, then

@@ -46,16 +46,25 @@ def show(which: str, db: str | None, project: str | None, as_json: bool) -> None
 @click.option("--session", help="Record the hash for this session id (or check it with --check).")
 @click.option("--check", is_flag=True, help="Exit 1 if the session's recorded prompt is stale.")
 @store_options
-def hash_(session: str | None, check: bool, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def hash_(
+    session: str | None, check: bool, db: str | None, project: str | None, as_json: bool
+) -> None:
     """Print the prompt-surface hash; record it for a session, or check staleness."""
     with open_store(db, project) as store:
         if check:
             if not session:
                 raise click.ClickException("--check needs --session")
             stale = prompts.is_stale(store, session)
-            click.echo("stale" if stale else "current")
+            if as_json:
+                echo_json({"session": session, "stale": stale})
+            else:
+                click.echo("stale" if stale else "current")
             if stale:
                 raise SystemExit(1)
             return
         digest = prompts.record_session(store, session) if session else prompts.surface_hash(store)
+    if as_json:
+        echo_json({"surface_hash": digest, "session": session})
+        return
     click.echo(digest)

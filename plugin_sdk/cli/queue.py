@@ -36,6 +36,7 @@ def actor_option(fn: F) -> F:
         "--by",
         "actor",
         envvar="MEMSDK_ACTOR",
+        show_envvar=True,
         default=_default_actor,
         show_default="your user name",
         help="Who is deciding (recorded in the proposal's history).",
@@ -53,6 +54,7 @@ def repo_options(default: str) -> Callable[[F], F]:
             "--repo",
             type=click.Path(file_okay=False, exists=True),
             envvar="MEMSDK_REPO",
+            show_envvar=True,
             help=f"The target git repository (default: {default}).",
         )(fn)
 
@@ -79,6 +81,7 @@ def target_options(fn: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--instructions-file",
             envvar="MEMSDK_INSTRUCTIONS_FILE",
+            show_envvar=True,
             help="The agent's instructions file (default: CLAUDE.md, or AGENTS.md if only "
             "it exists).",
         ),

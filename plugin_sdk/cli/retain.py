@@ -6,7 +6,14 @@ import sys
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
+from plugin_sdk.cli.common import (
+    JSON_OPTION,
+    Progress,
+    count,
+    echo_json,
+    open_store,
+    store_options,
+)
 from plugin_sdk.retain import dark_matter, observations, routing, truth, value_conflicts
 from plugin_sdk.retain.handlers import describe, registered_handlers
 from plugin_sdk.retain.job import BATCH_SIZE, retain
@@ -83,7 +90,7 @@ def retain_run(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """Retain the observations in the inbox, with progress on standard error.
+    """Retain the observations in the inbox (a progress bar when standard error is a terminal).
 
     Each observation is resolved, deduplicated, routed by schema_fit (dark
     matter held for triage, fast-track past the dedup pass), checked for
@@ -92,25 +99,17 @@ def retain_run(
     each batch. Running again with an empty inbox changes nothing.
     """
 
-    def progress(done: int, total: int) -> None:
-        width = 30
-        filled = min(width, round(width * done / total)) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        click.echo(f"\rretain [{bar}] {done}/{total}", nl=False, err=True)
-
-    with open_store(db, project) as store:
+    with open_store(db, project) as store, Progress("retain") as shown:
         report = retain(
             store,
             limit=limit,
             batch_size=batch_size,
             retry_failed=retry_failed,
-            progress=None if as_json else progress,
+            progress=lambda done, total: shown.update(done, total),
         )
     if as_json:
         echo_json(report.to_dict())
         return
-    if report.processed:
-        click.echo("", err=True)
     routes = report.routes
     click.echo(
         f"Processed {report.processed} observations: {routes['fast']} fast-track, "
@@ -303,10 +302,14 @@ def truth_show(
 @truth_group.command(name="regenerate")
 @click.argument("entity")
 @store_options
-def truth_regenerate(entity: str, db: str | None, project: str | None) -> None:
+@JSON_OPTION
+def truth_regenerate(entity: str, db: str | None, project: str | None, as_json: bool) -> None:
     """Regenerate ENTITY's Compiled Truth now (a new version, unless nothing changed)."""
     with open_store(db, project) as store:
         written = truth.regenerate(store, entity)
+    if as_json:
+        echo_json({"entity": entity, "written": written.to_dict() if written else None})
+        return
     if written is None:
         click.echo(f"{entity}: unchanged; the current version stays")
     else:

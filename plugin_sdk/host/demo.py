@@ -1,14 +1,18 @@
 """``memsdk demo``: a sample store and a readable report of what it holds.
 
-The demo installs a built-in pack, loads the sample memories that pack ships
-(``packs/samples/NAME.jsonl``) in one transaction, and reports counts per
-category in the DB's priority order, where each category's criteria come
-from, how many repeats deduplication folded, and a few searches.
+The demo installs a pack (a built-in name or a pack file), loads the sample
+memories that pack ships (``packs/samples/NAME.jsonl``) in one transaction,
+and reports counts per category in the DB's priority order, where each
+category's criteria come from, how many repeats deduplication folded, and a
+few searches. A pack that ships no sample (a pack author's own file, say)
+gets one generated from its criteria: each category's positive examples
+become memories of that category, and a few of them become the searches.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,12 +24,14 @@ from plugin_sdk.errors import CompositeError, MemsdkError
 from plugin_sdk.grid import acts
 from plugin_sdk.grid.cells import classify_cells
 from plugin_sdk.grid.policy import has_grid
+from plugin_sdk.packs.documents import Pack
 from plugin_sdk.packs.sources import resolve_pack
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.inject import DEFAULT_BUDGET, inject
 from plugin_sdk.store.connection import Store
 
 LONG_MEMORY_CHARS = 600
+GENERATED_QUERIES = 3
 MAP_TASK = "map"
 CONSOLIDATE_TASK = "consolidate"
 
@@ -66,12 +72,43 @@ def sample_for(pack_name: str) -> tuple[list[dict[str, Any]], list[str]]:
     return items, list(plugin_sdk_packs.SAMPLE_QUERIES.get(pack_name, []))
 
 
+def generated_sample(pack: Pack) -> tuple[list[dict[str, Any]], list[str]]:
+    """A sample built from the pack's own criteria: the positive examples.
+
+    Each example becomes a memory of its category (highest priority first);
+    the first example of the first few categories gives a search of its two
+    longest words, so every search finds something.
+    """
+    items: list[dict[str, Any]] = []
+    queries: list[str] = []
+    for spec in sorted(pack.categories.values(), key=lambda s: (s.priority, s.name)):
+        examples = [str(e) for e in spec.criteria.get("positive_examples", [])]
+        items += [{"category": spec.name, "content": example} for example in examples]
+        if examples and len(queries) < GENERATED_QUERIES:
+            words = re.findall(r"[^\W\d_]{4,}", examples[0])
+            longest = sorted(sorted(set(words), key=len, reverse=True)[:2], key=words.index)
+            if longest:
+                queries.append(" ".join(longest))
+    if not items:
+        raise MemsdkError(f"pack {pack.name!r} ships no sample and its criteria give no examples")
+    return items, queries
+
+
+def _sample(pack: Pack) -> tuple[list[dict[str, Any]], list[str]]:
+    """The shipped sample when it fits the pack (names only its categories), else a generated one."""
+    if plugin_sdk_packs.sample(pack.name) is not None:
+        items, queries = sample_for(pack.name)
+        if {item.get("category") for item in items} <= set(pack.categories):
+            return items, queries
+    return generated_sample(pack)
+
+
 def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
-    """Install ``pack_name`` (unless present), load its sample, and report."""
+    """Install ``pack_name`` (a name or a pack file; unless present), load a sample, and report."""
     pack = resolve_pack(pack_name, store.plugins)
     if pack.name not in {p.name for p in store.packs.installed()}:
         store.packs.install(pack)
-    items, queries = sample_for(pack.name)
+    items, queries = _sample(pack)
     results = store.memories.write_many(items)
     created = sum(1 for r in results if r.created)
     fragments = fragment_long(store)
