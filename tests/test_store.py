@@ -12,6 +12,7 @@ import pytest
 
 import plugin_sdk.store.connection as store_module
 from plugin_sdk import SchemaTooNew, Store, StoreError
+from plugin_sdk.store import driver
 from plugin_sdk.store.migrations import KNOWN
 
 FUTURE_MIGRATION = "m999_from_a_newer_memsdk"
@@ -71,7 +72,7 @@ def test_new_store_creates_file_with_wal_busy_timeout_and_foreign_keys(tmp_path)
 
 
 def test_foreign_keys_are_enforced(empty_store):
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(driver.IntegrityError):
         empty_store.db.execute(
             "INSERT INTO categories (name, pack, kind, priority, created_at, updated_at) "
             "VALUES ('ORPHAN', 'no-such-pack', 'content', 1, 'now', 'now')"
@@ -138,7 +139,7 @@ def test_refused_store_leaves_no_open_connection(populated, monkeypatch):
         Store(populated, project="p")
     (db,) = opened
     try:
-        with pytest.raises(sqlite3.ProgrammingError):
+        with pytest.raises(driver.ProgrammingError):
             db.execute("SELECT 1")
     finally:
         db.close()

@@ -29,7 +29,6 @@ full-text index (FTS5 ``rebuild``), ``user_version``, and stale leases
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import SchemaTooNew, StoreError
-from plugin_sdk.store import fence
+from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 
@@ -87,7 +86,7 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
         raise StoreError(f"no store at {path}")
     try:
         db = open_database(path)
-    except sqlite3.DatabaseError as error:
+    except driver.DatabaseError as error:
         raise StoreError(f"cannot open store {path}: {error}") from error
     report = DoctorReport(path)
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
@@ -96,7 +95,7 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
             report.checks.append(check)
             try:
                 _RUN[check](db, report, repair, moment)
-            except sqlite3.DatabaseError as error:
+            except driver.DatabaseError as error:
                 report.add(check, "error", f"the check could not run: {error}")
                 if check in ("integrity", "schema"):
                     break  # the rest would only repeat this
@@ -165,7 +164,7 @@ def _fts(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -
             db.execute(
                 "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
             )
-    except sqlite3.DatabaseError as error:
+    except driver.DatabaseError as error:
         fixed = False
         if repair:
             with db.atomic():

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from plugin_sdk.errors import (
     NotFound,
     UnknownCategory,
 )
+from plugin_sdk.store import driver
 from plugin_sdk.store import forget as forgetting
 from plugin_sdk.store.forget import FORGOTTEN_PREFIX, is_forgotten
 from plugin_sdk.store.limits import check_count, check_id, check_text
@@ -331,7 +331,7 @@ class Memories:
         params.append(limit)
         try:
             rows = list(self.db.query(sql, params))
-        except sqlite3.OperationalError as error:
+        except driver.OperationalError as error:
             raise InvalidMemory(f"bad search query {query!r}: {error}") from error
         return [SearchHit(memory=Memory.from_row(row), rank=row["rank"]) for row in rows]
 
@@ -633,7 +633,7 @@ class Memories:
                 )
                 if "content" in changes and new_text != current.content:
                     self.store.composites.mark_stale(memory_id)
-            except sqlite3.IntegrityError as error:
+            except driver.IntegrityError as error:
                 raise MemsdkError(
                     f"memory {memory_id}: update refused by the store: {error}"
                 ) from error
