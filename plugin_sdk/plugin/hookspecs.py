@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CellDecision,
         Classification,
         DreamerTask,
+        Embeddings,
         Fact,
         Observation,
         ParsedReply,
@@ -104,12 +105,19 @@ def model_complete(prompt: Prompt) -> str | None:
 
 
 @hookspec(firstresult=True)
-def model_embed(texts: list[str]) -> list[list[float]] | None:
+def model_embed(texts: list[str], purpose: str) -> list[list[float]] | Embeddings | None:
     """Embed texts with the host's embedding model (optional).
 
-    Stops at the first non-``None`` result; must return one vector per text.
+    Stops at the first non-``None`` result; must return one vector per text,
+    all of one length. Return an ``Embeddings`` record to name the model: the
+    store keeps vectors per model, searches only the current model's, and the
+    ``embed`` dreamer task re-embeds when the name changes. A plain list of
+    vectors still works (its model is then known by its length only).
 
     :param texts: the texts, in order.
+    :param purpose: ``"document"`` (texts to store) or ``"query"`` (a search);
+        models trained with different prefixes for the two can use it, others
+        ignore it (an implementation may leave the parameter out).
     """
 
 
@@ -306,6 +314,28 @@ def schema_fit(
     :param observation: the observation, not yet written.
     :param entities: every entity name it uses, resolved: the entity, or
         ``None`` when the store does not have it yet.
+    """
+
+
+# Search: more candidates for a query, fused with the full-text ranking.
+
+
+@hookspec
+def search_candidates(store: Store, query: str, project: str, limit: int) -> list[int] | None:
+    """Offer memory ids that match ``query`` by other means than the words (vectors, say).
+
+    Every implementation runs; each list (best first, at most ``limit`` ids,
+    memories readable from ``project``) is fused with the full-text ranking
+    by reciprocal rank fusion: a memory scores ``sum(1 / (60 + rank))`` over
+    the lists it appears in (rank from 1), ties broken by memory id. Return
+    ``None`` (or an empty list) to offer nothing. The built-in
+    ``vector_search`` answers with the nearest vectors of the host's
+    embedding model, and with ``None`` when the host has no embedder.
+
+    :param store: the store.
+    :param query: the query as typed.
+    :param project: the project searched.
+    :param limit: how many ids at most.
     """
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from plugin_sdk.grid.relations import Relations
     from plugin_sdk.packs.criteria import Criteria
     from plugin_sdk.packs.install import Packs
+    from plugin_sdk.vectors.index import Vectors
 
 #: The facades areas attach to a store: attribute -> ``"module:Class"``. Each
 #: is built on first use from the area's module, which the store never imports
@@ -60,6 +61,7 @@ FACADES: dict[str, str] = {
     "composites": "plugin_sdk.composites.composite:Composites",
     "entities": "plugin_sdk.grid.entities:Entities",
     "relations": "plugin_sdk.grid.relations:Relations",
+    "vectors": "plugin_sdk.vectors.index:Vectors",
 }
 
 
@@ -133,6 +135,7 @@ class Store:
         composites: Composites
         entities: Entities
         relations: Relations
+        vectors: Vectors
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: build an attached facade once.
