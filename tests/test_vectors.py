@@ -16,6 +16,7 @@ from plugin_sdk import Dreamer, Store, validate_pack
 from plugin_sdk.errors import EmbeddingError
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.records import Embeddings
+from plugin_sdk.store import driver
 from plugin_sdk.testing import HashEmbedder, fresh_plugin_manager, pack_document
 from plugin_sdk.vectors import mirror
 from plugin_sdk.vectors.embed import embed
@@ -321,3 +322,82 @@ def test_status_reports_the_driver_and_the_mirror(vstore, embedder):
     else:
         assert status["mirror_model"] == embedder.model
         assert mirror.size(vstore) == len(NOTES)
+
+
+needs_sqlite_vec = pytest.mark.skipif(
+    mirror.load(driver.connect(":memory:"))[0] is None,
+    reason="sqlite-vec cannot load with this driver (install memsdk[vec])",
+)
+
+
+def without_extension(store: Store) -> Store:
+    """Make ``store`` behave like a process whose SQLite cannot load sqlite-vec."""
+    store.vectors._extension = (None, "simulated: no extension")
+    return store
+
+
+@needs_sqlite_vec
+def test_the_mirror_catches_up_with_changes_made_without_the_extension(tmp_path, embedder):
+    path = tmp_path / "shared.db"
+    plugins = fresh_plugin_manager(("test-embedder", embedder))
+    with Store(path, project="p", plugins=plugins) as first:
+        first.packs.install(validate_pack(PACK, source="test"))
+        ids = write_notes(first)
+        embed_all(first)
+        assert first.vectors.status()["mirror_model"] == embedder.model
+        assert mirror.size(first) == len(NOTES)
+    with without_extension(Store(path, project="p", plugins=plugins)) as plain:
+        plain.memories.update(ids[1], content="the staging cluster moved to nomad")
+        plain.memories.archive(ids[3])
+        embed_all(plain)  # embeds the new text; the mirror is not touched
+        assert plain.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 2
+    with Store(path, project="p", plugins=plugins) as again:
+        # A query reads without writing: the listed ids are scored from the table.
+        hits = hybrid_search(again, "nomad staging", limit=5)
+        assert hits[0].memory.id == ids[1]
+        assert ids[3] not in [hit.memory.id for hit in hybrid_search(again, NOTES[3])]
+        assert again.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 2
+        assert again.vectors.check() == []
+        again.vectors.sync()
+        assert again.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 0
+        assert mirror.size(again) == len(NOTES) - 1
+        assert again.vectors.check() == []
+
+
+@needs_sqlite_vec
+def test_a_missing_mirror_is_rebuilt(tmp_path, embedder):
+    path = tmp_path / "plain.db"
+    plugins = fresh_plugin_manager(("test-embedder", embedder))
+    with without_extension(Store(path, project="p", plugins=plugins)) as plain:
+        plain.packs.install(validate_pack(PACK, source="test"))
+        ids = write_notes(plain)
+        embed_all(plain)
+        assert not mirror.exists(plain)
+    with Store(path, project="p", plugins=plugins) as again:
+        assert hybrid_search(again, "kubernetes workers", limit=1)[0].memory.id == ids[1]
+        again.vectors.sync()
+        assert mirror.size(again) == len(NOTES)
+        assert again.vectors.check() == []
+
+
+def test_no_module_in_the_sdk_uses_the_sqlite3_module_directly():
+    root = Path(__file__).resolve().parent.parent
+    offenders = [
+        str(path.relative_to(root))
+        for folder in ("plugin_sdk", "plugins")
+        for path in (root / folder).rglob("*.py")
+        if path.name != "driver.py"
+        and any(
+            line.strip().startswith(("import sqlite3", "from sqlite3")) or "sqlite3." in line
+            for line in path.read_text("utf-8").splitlines()
+        )
+    ]
+    assert offenders == []
+
+
+def test_the_store_raises_the_drivers_own_errors(vstore):
+    import sqlite_utils.utils
+
+    assert driver.sqlite is sqlite_utils.utils.sqlite3
+    with pytest.raises(driver.OperationalError):
+        vstore.db.execute("SELECT no_such_column FROM memories")
