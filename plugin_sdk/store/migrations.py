@@ -760,14 +760,15 @@ def m009_vectors(db: Database) -> None:
     db.executescript(
         """
         CREATE TABLE memory_vectors (
+            id INTEGER PRIMARY KEY,
             model TEXT NOT NULL,
             memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
             dim INTEGER NOT NULL CHECK (dim > 0),
             vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),  -- float32, unit length
             content_hash TEXT NOT NULL,  -- sha256 of the text embedded
             embedded_at TEXT NOT NULL,
-            PRIMARY KEY (model, memory_id)
-        ) WITHOUT ROWID;
+            UNIQUE (model, memory_id)
+        );
         CREATE INDEX memory_vectors_memory ON memory_vectors (memory_id);
 
         CREATE TABLE vector_state (
