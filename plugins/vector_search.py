@@ -15,22 +15,25 @@
 - ``memories_merged``, ``memory_archived``: bring the sqlite-vec mirror in
   step (the vectors themselves went with the change: see
   ``plugin_sdk/vectors/index.py``).
+
+The vectors are the vectors area's (``store.vectors``); asking the host and
+checking its answer is ``plugin_sdk.vectors.embed``, internal to that area,
+hence the import.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from plugin_sdk import hookimpl
-from plugin_sdk.plugin.records import DreamerTask
+from plugin_sdk.plugin import DreamerTask, Store, TaskContext, hookimpl
 from plugin_sdk.vectors.embed import embed
 
 PROBE = "memsdk"  # embedded at the start of a pass to learn the host's current model
 
 
 @hookimpl
-def search_candidates(store: Any, query: str, project: str, limit: int) -> list[int] | None:
-    if not query.strip() or not _has_vectors(store):
+def search_candidates(store: Store, query: str, project: str, limit: int) -> list[int] | None:
+    if not query.strip() or not store.vectors.has_any():
         return None
     got = embed(store, [query], "query")
     if got is None or got.vectors[0] is None:
@@ -40,38 +43,29 @@ def search_candidates(store: Any, query: str, project: str, limit: int) -> list[
 
 
 @hookimpl
-def memory_written(store: Any, memory_id: int, created: bool) -> None:
+def memory_written(store: Store, memory_id: int, created: bool) -> None:
     vectors = store.vectors
     if not vectors.embed_on_write:
         return
-    row = store.db.execute(
-        """SELECT m.content, EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
-               AND v.model = (SELECT model FROM vector_state WHERE id = 1))
-           FROM memories m WHERE m.id = ? AND m.status = 'active'""",
-        [memory_id],
-    ).fetchone()
-    if row is None or row[1]:
+    text = vectors.unembedded_text(memory_id)
+    if text is None:
         return  # not active, or a repeat of a memory already embedded
-    got = embed(store, [row[0]])
+    got = embed(store, [text])
     if got is not None:
-        vectors.put(got, [(memory_id, row[0])])
+        vectors.put(got, [(memory_id, text)])
 
 
 @hookimpl
-def memories_merged(store: Any, source_ids: list[int], target_id: int) -> None:
+def memories_merged(store: Store, source_ids: list[int], target_id: int) -> None:
     store.vectors.sync()
 
 
 @hookimpl
-def memory_archived(store: Any, memory_id: int) -> None:
+def memory_archived(store: Store, memory_id: int) -> None:
     store.vectors.sync()
 
 
-def _has_vectors(store: Any) -> bool:
-    return store.db.execute("SELECT 1 FROM memory_vectors LIMIT 1").fetchone() is not None
-
-
-def run(context: Any) -> int:
+def run(context: TaskContext) -> int:
     """One batch of the ``embed`` task; see the module docstring."""
     store, vectors = context.store, context.store.vectors
     cursor = context.cursor
@@ -103,12 +97,12 @@ def run(context: Any) -> int:
     return max(written, 1)  # a batch whose memories all changed meanwhile still moves on
 
 
-def total(store: Any) -> int:
-    return int(store.vectors.count_missing(store.project))
+def total(store: Store) -> int:
+    return store.vectors.count_missing(store.project)
 
 
 @hookimpl
-def register_dreamer_tasks(register: Any) -> None:
+def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
     register(
         DreamerTask(
             name="embed",

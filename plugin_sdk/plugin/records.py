@@ -127,7 +127,7 @@ class Candidate:
 class CandidateRow(Protocol):
     """A raw row :class:`Ranked` can hold: it carries the memory id under the name ``memory_id``.
 
-    A ``sqlite3.Row`` of a query that selects ``... AS memory_id`` is one; so
+    A row (the driver's ``Row``) of a query that selects ``... AS memory_id`` is one; so
     is a ``dict``.
     """
 

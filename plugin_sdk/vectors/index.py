@@ -181,6 +181,20 @@ class Vectors:
                 "UPDATE vector_state SET embed_on_write = ? WHERE id = 1", [int(bool(value))]
             )
 
+    def has_any(self) -> bool:
+        """Whether the store holds any vector at all (a search embeds its query only then)."""
+        return self.db.execute("SELECT 1 FROM memory_vectors LIMIT 1").fetchone() is not None
+
+    def unembedded_text(self, memory_id: int) -> str | None:
+        """The text of an active memory that has no vector of the newest model, else ``None``."""
+        row = self.db.execute(
+            """SELECT m.content FROM memories m WHERE m.id = ? AND m.status = 'active'
+               AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
+                   AND v.model = (SELECT model FROM vector_state WHERE id = 1))""",
+            [memory_id],
+        ).fetchone()
+        return None if row is None else str(row[0])
+
     @property
     def model(self) -> str | None:
         """The model the newest vectors were written with."""
