@@ -79,12 +79,12 @@ def unit(vector: Sequence[float]) -> array | None:
         raise EmbeddingError(
             f"model_embed returned a vector that is not numbers: {error}"
         ) from None
-    if not all(math.isfinite(value) for value in values):
+    norm = math.hypot(*values)  # NaN or infinite if any number is
+    if not math.isfinite(norm):
         raise EmbeddingError("model_embed returned a vector with a NaN or infinite number")
-    norm = math.sqrt(math.fsum(value * value for value in values))
     if norm == 0.0:
         return None
-    return array("f", (value / norm for value in values))
+    return array("f", map((1.0 / norm).__mul__, values))
 
 
 def to_blob(vector: array) -> bytes:
