@@ -100,17 +100,19 @@ def catch_up(store: Store) -> int:
     model, dim = mirrored(store)
     if model is None:
         return 0
-    ids = [row[0] for row in store.db.execute("SELECT memory_id FROM vector_changes")]
-    for memory_id in ids:
-        store.db.execute(f"DELETE FROM {TABLE} WHERE rowid = ?", [memory_id])
+    behind = int(store.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0])
+    if behind:
+        store.db.execute(
+            f"DELETE FROM {TABLE} WHERE rowid IN (SELECT memory_id FROM vector_changes)"
+        )
         store.db.execute(
             f"""INSERT INTO {TABLE} (rowid, embedding)
-                SELECT memory_id, vector FROM memory_vectors
-                WHERE model = ? AND memory_id = ? AND dim = ?""",
-            [model, memory_id, dim],
+                SELECT v.memory_id, v.vector FROM vector_changes c
+                JOIN memory_vectors v ON v.memory_id = c.memory_id AND v.model = ? AND v.dim = ?""",
+            [model, dim],
         )
-    store.db.execute("DELETE FROM vector_changes")
-    return len(ids)
+        store.db.execute("DELETE FROM vector_changes")
+    return behind
 
 
 def neighbours(store: Store, blob: bytes, k: int) -> list[tuple[int, float]]:
