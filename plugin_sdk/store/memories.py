@@ -316,9 +316,12 @@ class Memories:
         match = query if raw else self.db.quote_fts(query)
         if not match.replace('"', "").strip():
             return []  # no words to look for (only quotes)
+        # CROSS JOIN keeps the full-text index as the outer loop: SQLite 3.51's
+        # planner otherwise walks the project's memories and runs MATCH per row
+        # (15 s instead of 0.07 s per query at 100,000 memories).
         sql = f"""
             SELECT m.*, bm25(memories_fts) AS rank
-            FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+            FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
             WHERE memories_fts MATCH ? AND {readable_sql("m")}
               AND m.status IN ({", ".join("?" * len(statuses))})
               {"AND m.category = ?" if category else ""}
