@@ -21,6 +21,7 @@ from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.historian import run_historian
+from plugin_sdk.store import driver
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 llm = pytest.importorskip("llm")
@@ -238,7 +239,6 @@ def test_a_conversation_logged_by_the_installed_llm_imports(harbour, tmp_path):
 
 def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, tmp_path):
     """llm stores a continued conversation's history again in its thread: no duplicates."""
-    import sqlite3
 
     import sqlite_utils
     from llm.cli import load_conversation
@@ -246,7 +246,7 @@ def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, t
     from plugin_sdk.transcripts import load_transcript
 
     path = tmp_path / "logs.db"
-    db = sqlite3.connect(path)
+    db = driver.connect(path)
     sql = Path(__file__).parent / "data" / "transcripts" / "llm-logs.sql"
     db.executescript(sql.read_text("utf-8"))
     db.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -20,7 +19,7 @@ FUTURE_MIGRATION = "m999_from_a_newer_memsdk"
 
 def file_dump(path: Path) -> dict[str, list]:
     """Schema plus every row of every table, read through a separate connection."""
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         names = [
             row[0]
             for row in conn.execute(
@@ -36,7 +35,7 @@ def file_dump(path: Path) -> dict[str, list]:
 
 
 def add_migration_row(path: Path, migration_set: str, name: str) -> None:
-    with closing(sqlite3.connect(path)) as conn, conn:
+    with closing(driver.connect(path)) as conn, conn:
         conn.execute(
             "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
             [migration_set, name, "2099-01-01 00:00:00.000000+00:00"],
@@ -115,12 +114,12 @@ def test_store_with_unknown_plugin_sdk_migration_is_refused_and_untouched(popula
 
 
 def test_refused_store_does_not_switch_the_journal_mode(populated):
-    with closing(sqlite3.connect(populated)) as conn:
+    with closing(driver.connect(populated)) as conn:
         assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
     add_migration_row(populated, "plugin_sdk", FUTURE_MIGRATION)
     with pytest.raises(SchemaTooNew):
         Store(populated, project="p")
-    with closing(sqlite3.connect(populated)) as conn:
+    with closing(driver.connect(populated)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 

@@ -1,7 +1,7 @@
 """The SQLite driver every connection and every ``except`` in memsdk uses.
 
 sqlite-utils picks its driver when it is first imported: ``pysqlite3`` when
-that package is installed (``memsdk[vec]`` installs ``pysqlite3-binary`` on
+that package is installed (the ``vec`` extra installs ``pysqlite3-binary`` on
 Linux x86_64, where it can load extensions such as sqlite-vec), else the
 standard library's ``sqlite3``. The two modules' exceptions are separate
 class trees (``pysqlite3.dbapi2.OperationalError`` is not a subclass of

@@ -14,7 +14,7 @@ and scores the listed ids' current vectors itself (``index.py``).
 
 Loading needs a driver with ``enable_load_extension`` (``pysqlite3``, or a
 standard library built with it) and the ``sqlite-vec`` package:
-``pip install 'memsdk[vec]'``. Without either, nothing here is used.
+``pip install sqlite-vec`` (in a memsdk checkout: ``pip install -e '.[vec]'``). Without either, nothing here is used.
 """
 
 from __future__ import annotations
@@ -42,7 +42,10 @@ def load(connection: Any) -> tuple[str | None, str]:
     try:
         import sqlite_vec
     except ImportError:
-        return None, "the sqlite-vec package is not installed (pip install 'memsdk[vec]')"
+        return (
+            None,
+            "the sqlite-vec package is not installed (pip install sqlite-vec; in a memsdk checkout: pip install -e '.[vec]')",
+        )
     try:
         connection.enable_load_extension(True)
         try:
