@@ -401,3 +401,13 @@ def test_the_store_raises_the_drivers_own_errors(vstore):
     assert driver.sqlite is sqlite_utils.utils.sqlite3
     with pytest.raises(driver.OperationalError):
         vstore.db.execute("SELECT no_such_column FROM memories")
+
+
+def test_forget_takes_the_vectors_along(vstore):
+    ids = write_notes(vstore)
+    embed_all(vstore)
+    vstore.memories.forget(ids[2], reason="asked to")
+    assert ids[2] not in vector_ids(vstore)
+    assert vstore.vectors.check() == []
+    hits = hybrid_search(vstore, NOTES[2], limit=5)
+    assert ids[2] not in [hit.memory.id for hit in hits]
