@@ -95,6 +95,10 @@ def build_store(conversation: dict[str, Any], plugins: Any = None) -> tuple[Stor
             )
             turn_ids.append(turn["id"])
     results = store.memories.write_many(items)
+    if plugins is not None:  # hybrid: embed every turn (the dreamer's embed task, all batches)
+        from plugin_sdk import Dreamer
+
+        Dreamer(store).run("embed")
     return store, {result.id: turn_id for result, turn_id in zip(results, turn_ids, strict=True)}
 
 
@@ -136,16 +140,17 @@ def run_recall(store: Store, question: str) -> list[int]:
     return list(recall(store, question, budget=1500).shown)
 
 
-# HYBRID HOOK POINT (issue 14, item 4): when a vector plugin that answers
-# ``search_candidates`` and a deterministic test embedder ship with memsdk,
-# ``hybrid_plugins()`` returns a plugin manager with them, and ``--hybrid``
-# scores "search (hybrid)" on stores built with it. Until then it says so.
+# Hybrid: the built-in vector plugin (``plugins/vector_search.py``) answers
+# ``search_candidates`` from the vectors of the host's embedder; here the
+# embedder is memsdk's deterministic test embedder (hashed character
+# n-grams, no model), and every turn is embedded on write.
 def hybrid_plugins() -> Any:
-    try:
-        from plugin_sdk.testing import test_embedder_plugins  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return test_embedder_plugins()
+    from plugin_sdk.plugin import make_plugin_manager
+    from plugin_sdk.testing import HashEmbedder
+
+    plugins = make_plugin_manager()
+    plugins.register(HashEmbedder(dim=256), name="test-embedder")
+    return plugins
 
 
 METHODS: dict[str, Callable[[Store, str], list[int]]] = {

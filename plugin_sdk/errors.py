@@ -39,7 +39,8 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
     │   ├── NoModel
     │   ├── ModelConflict          (ValueError)
     │   ├── LlmNotInstalled
-    │   └── LlmModelError
+    │   ├── LlmModelError
+    │   └── EmbeddingError         (ValueError) an embedder's answer that cannot be stored
     ├── CompositeError             (ValueError) composites: raised itself
     ├── GridError                  (ValueError) the entity grid (and itself: a value it lacks)
     │   ├── NoGrid
@@ -85,6 +86,7 @@ __all__ = [
     "CompositeError",
     "DuplicateEntity",
     "DuplicateMemory",
+    "EmbeddingError",
     "EmptyProject",
     "ForgottenText",
     "GitError",
@@ -348,6 +350,11 @@ class LlmNotInstalled(ModelError):
 
 class LlmModelError(ModelError):
     """``llm`` does not know the model, or the model failed to answer."""
+
+
+class EmbeddingError(ModelError, ValueError):
+    """The host's embedder answered with something that is not one finite vector per text,
+    all of one length."""
 
 
 # Composites --------------------------------------------------------------------------------

@@ -13,10 +13,14 @@ on that manager), ``memsdk_store`` (a fresh store in a temporary directory,
 project ``test``, using that manager; no pack installed), ``memsdk_templates``
 (a :class:`StoreTemplates` for the session: a store with packs installed, as a
 copy of one built once).
+
+:class:`HashEmbedder` is a deterministic embedding model for tests of vector
+search: no download, no network, the same vectors in every process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -27,7 +31,7 @@ import pytest
 from plugin_sdk.packs.documents import Pack
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
-from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.plugin.records import Embeddings, Prompt
 from plugin_sdk.store.connection import Store
 
 
@@ -57,6 +61,49 @@ class ScriptedModel:
             )
         answer = self.answers.pop(0)
         return answer(prompt) if callable(answer) else answer
+
+
+PUNCTUATION = ".,;:!?()[]{}\"'"
+
+
+class HashEmbedder:
+    """A deterministic embedder (the ``model_embed`` hook) from hashed character n-grams.
+
+    Each lower-cased word, padded as ``#word#``, adds its character trigrams
+    and the whole word into ``dim`` buckets (blake2b of the gram and
+    ``salt``, with a sign); texts sharing words or word parts get similar
+    vectors, so tests can tell vector search from full-text search without
+    a real model. ``model`` is ``hash-ngrams/<dim>`` plus ``/<salt>`` when a
+    salt is given: a different salt is a different model. ``calls`` counts
+    the calls and ``texts`` the texts embedded. Register it on a plugin
+    manager: ``pm.register(HashEmbedder(), name="test-embedder")``.
+    """
+
+    def __init__(self, dim: int = 64, *, salt: str = "") -> None:
+        self.dim = dim
+        self.salt = salt
+        self.model = f"hash-ngrams/{dim}" + (f"/{salt}" if salt else "")
+        self.calls = 0
+        self.texts = 0
+
+    def vector(self, text: str) -> list[float]:
+        vector = [0.0] * self.dim
+        for word in text.lower().split():
+            padded = "#" + word.strip(PUNCTUATION) + "#"
+            grams = [padded[i : i + 3] for i in range(len(padded) - 2)] + [padded]
+            for gram in grams:
+                digest = hashlib.blake2b(
+                    f"{self.salt}\0{gram}".encode("utf-8", "surrogatepass"), digest_size=8
+                ).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dim
+                vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        return vector
+
+    @hookimpl
+    def model_embed(self, texts: list[str]) -> Embeddings:
+        self.calls += 1
+        self.texts += len(texts)
+        return Embeddings(model=self.model, vectors=[self.vector(text) for text in texts])
 
 
 def fresh_plugin_manager(*plugins: tuple[str, object]) -> PluginManager:

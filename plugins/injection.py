@@ -18,15 +18,18 @@ standalone memories, which fill what is left. Within a tier: directives
 then the documented tie-breaks (seen count, last seen: recent first, id:
 older first). Memory text is escaped (``indent_lines``) so no
 memory can close or forge the block.
+
+The candidates come from one SQL read (below); its rows use the row class of
+the store's SQLite driver, ``plugin_sdk.store.driver``, hence the import.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from plugin_sdk.plugin import Candidate, Ranked, Store, hookimpl, indent_lines, readable_sql
+from plugin_sdk.store import driver
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -40,13 +43,13 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
     counter = store.tokenizer
     priority = {c.name: c.priority for c in store.categories()}
     # Categories, composites and cells joined in one index-only read: no
-    # facade covers it. Rows are sqlite3.Row, which Ranked reads by name
+    # facade covers it. Rows are driver.Row, which Ranked reads by name
     # (``memory_id``); this module reads its own rows by position, for speed.
     cursor = store.db.conn.cursor()
-    cursor.row_factory = sqlite3.Row
+    cursor.row_factory = driver.Row
     rows = cursor.execute(_CANDIDATES, [counter.name, project]).fetchall()
 
-    def make(row: sqlite3.Row) -> Candidate:
+    def make(row: driver.Row) -> Candidate:
         # Unpacked in the order of _CANDIDATES below (this module's own query).
         memory_id, category, kind, importance, tokens, seen, last_seen, pin, head, strength = row
         text = None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from plugin_sdk import NotFound, Store, resolve_pack
 from plugin_sdk.host.aio import AsyncStore
+from plugin_sdk.store import driver
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 
@@ -28,7 +28,7 @@ def test_a_plain_store_cannot_cross_threads(db: Path) -> None:
         with Store(db, project="app") as store:
             await asyncio.to_thread(store.memories.search, "x")
 
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(driver.ProgrammingError):
         asyncio.run(main())
 
 

@@ -3,7 +3,6 @@ header map, stale headers and the sync-headers dreamer task, frozen reference se
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +15,7 @@ from plugin_sdk.composites.refsets import freeze, read
 from plugin_sdk.errors import CompositeError, MergeRefused
 from plugin_sdk.proposals import filing as proposals_mod
 from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.store import driver
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager
 
 PROJECT = "comp-test"
@@ -148,14 +148,14 @@ def test_indexes_serve_the_head_and_member_paths(cs):
 def test_the_db_refuses_an_unknown_type(cs):
     head = mem(cs, "head")
     before = dump(cs)
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(driver.IntegrityError):
         cs.db.execute(
             "INSERT INTO composites (type, head_memory_id, created_at, updated_at) "
             "VALUES ('ring', ?, 'x', 'x')",
             [head],
         )
     cid = cs.composites.create("theme", head).id
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(driver.IntegrityError):
         cs.db.execute("UPDATE composites SET type = 'graph' WHERE id = ?", [cid])
     assert cs.composites.get(cid).type == "theme"
     cs.composites.delete(cid)
@@ -199,15 +199,15 @@ def test_head_is_never_a_member_raw_sql(cs):
     head, a, b = mems(cs, 3)
     cid = cs.composites.create("cause", head, [a, b]).id
     before = dump(cs)
-    with pytest.raises(sqlite3.IntegrityError, match="head cannot be its own member"):
+    with pytest.raises(driver.IntegrityError, match="head cannot be its own member"):
         cs.db.execute("INSERT INTO composite_members VALUES (?, ?, ?)", [cid, head, 2])
-    with pytest.raises(sqlite3.IntegrityError, match="head cannot be its own member"):
+    with pytest.raises(driver.IntegrityError, match="head cannot be its own member"):
         cs.db.execute(
             "UPDATE composite_members SET member_memory_id = ? "
             "WHERE composite_id = ? AND member_memory_id = ?",
             [head, cid, a],
         )
-    with pytest.raises(sqlite3.IntegrityError, match="head cannot be its own member"):
+    with pytest.raises(driver.IntegrityError, match="head cannot be its own member"):
         cs.db.execute("UPDATE composites SET head_memory_id = ? WHERE id = ?", [a, cid])
     assert dump(cs) == before
     assert cs.composites.get(cid).head == head

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sqlite3
 import subprocess
 import sys
 import traceback
@@ -20,6 +19,7 @@ from plugin_sdk import Store, validate_pack
 from plugin_sdk.errors import MergeRefused, WrongStatus
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.filing import propose
+from plugin_sdk.store import driver
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.store.migrations import KNOWN
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -103,7 +103,7 @@ def test_processes_opening_one_new_file_at_once_all_succeed(tmp_path):
     path = str(tmp_path / "new.db")
     results = run_all(_open, [(path,)] * 6)
     assert [status for status, _ in results] == ["ok"] * 6, results
-    with sqlite3.connect(path) as conn:
+    with driver.connect(path) as conn:
         names = [row[0] for row in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
         assert names == KNOWN  # each step applied once
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)

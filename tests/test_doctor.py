@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,7 +15,7 @@ from click.testing import CliRunner
 from plugin_sdk import Store, inject, validate_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.errors import SchemaMismatch, StoreBusy
-from plugin_sdk.store import locking
+from plugin_sdk.store import driver, locking
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.store.migrations import KNOWN
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -40,7 +39,7 @@ def db(tmp_path) -> Path:
 
 
 def raw(path: Path, *statements: str) -> None:
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         for statement in statements:
             conn.execute(statement)
         conn.commit()
@@ -54,14 +53,14 @@ def findings(path: Path, **kwargs) -> list[str]:
 
 
 def test_a_new_store_records_its_version(db):
-    with closing(sqlite3.connect(db)) as conn:
+    with closing(driver.connect(db)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)
 
 
 def test_a_store_from_before_the_fence_gets_its_version_on_open(db):
     raw(db, "PRAGMA user_version = 0")
     open_store(db).close()
-    with closing(sqlite3.connect(db)) as conn:
+    with closing(driver.connect(db)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)
 
 
@@ -190,7 +189,7 @@ def test_memsdk_doctor_exit_codes_and_json(db):
 
 
 def test_a_writer_waits_for_the_lock_instead_of_failing(db):
-    with closing(sqlite3.connect(db, isolation_level=None)) as other, open_store(db) as store:
+    with closing(driver.connect(db, isolation_level=None)) as other, open_store(db) as store:
         other.execute("BEGIN IMMEDIATE")
         store.db.execute("PRAGMA busy_timeout = 50")
         with pytest.raises(StoreBusy, match="the store is busy"), store.atomic():
@@ -200,7 +199,7 @@ def test_a_writer_waits_for_the_lock_instead_of_failing(db):
 
 
 def test_begin_retries_with_jitter_until_the_lock_is_free(db, monkeypatch):
-    with closing(sqlite3.connect(db, isolation_level=None)) as other, open_store(db) as store:
+    with closing(driver.connect(db, isolation_level=None)) as other, open_store(db) as store:
         other.execute("BEGIN IMMEDIATE")
         store.db.execute("PRAGMA busy_timeout = 10")
         waits = []
@@ -216,7 +215,7 @@ def test_begin_retries_with_jitter_until_the_lock_is_free(db, monkeypatch):
 
 
 def test_a_read_still_answers_when_its_record_must_wait_too_long(db, caplog):
-    with closing(sqlite3.connect(db, isolation_level=None)) as other, open_store(db) as store:
+    with closing(driver.connect(db, isolation_level=None)) as other, open_store(db) as store:
         other.execute("BEGIN IMMEDIATE")
         store.db.execute("PRAGMA busy_timeout = 50")
         with caplog.at_level(logging.WARNING, logger="plugin_sdk.store"):

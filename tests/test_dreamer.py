@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from plugin_sdk.model.prompts import dreamer_curate
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import pending, propose
 from plugin_sdk.stages.dreamer import Dreamer, default_owner, owner_process
+from plugin_sdk.store import driver
 from plugin_sdk.testing import ScriptedModel, StoreTemplates, fresh_plugin_manager
 
 PROJECT = "dream"
@@ -431,8 +431,8 @@ store.close()
 
 
 def committed(path: Path) -> tuple[int, dict]:
-    with contextlib.closing(sqlite3.connect(path, timeout=5)) as conn:
-        conn.row_factory = sqlite3.Row
+    with contextlib.closing(driver.connect(path, timeout=5)) as conn:
+        conn.row_factory = driver.Row
         count = conn.execute("SELECT count(*) FROM handled").fetchone()[0]
         row = conn.execute("SELECT * FROM dreamer_state WHERE task = 'record'").fetchone()
         return count, dict(row) if row else {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 import stat
 import tempfile
 import time
@@ -35,6 +34,7 @@ from plugin_sdk.proposals.filing import propose
 from plugin_sdk.proposals.queue import approve
 from plugin_sdk.redact import redact
 from plugin_sdk.retain.observations import observe
+from plugin_sdk.store import driver
 from plugin_sdk.store.limits import MAX_DEPTH, jsonl_lines
 from plugin_sdk.transcripts import load_transcript
 
@@ -299,7 +299,7 @@ def test_a_nul_in_a_proposal_path_is_refused_before_any_state_change(db):
 
 
 def test_a_store_with_a_missing_migration_record_is_a_clear_error(db):
-    connection = sqlite3.connect(db)
+    connection = driver.connect(db)
     connection.execute("DELETE FROM _sqlite_migrations WHERE name = 'm007_queue'")
     connection.commit()
     connection.close()

@@ -21,6 +21,7 @@ from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.historian import run_historian
+from plugin_sdk.store import driver
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 llm = pytest.importorskip("llm")
@@ -238,7 +239,6 @@ def test_a_conversation_logged_by_the_installed_llm_imports(harbour, tmp_path):
 
 def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, tmp_path):
     """llm stores a continued conversation's history again in its thread: no duplicates."""
-    import sqlite3
 
     import sqlite_utils
     from llm.cli import load_conversation
@@ -246,7 +246,7 @@ def test_a_legacy_conversation_continued_by_this_llm_is_imported_once(harbour, t
     from plugin_sdk.transcripts import load_transcript
 
     path = tmp_path / "logs.db"
-    db = sqlite3.connect(path)
+    db = driver.connect(path)
     sql = Path(__file__).parent / "data" / "transcripts" / "llm-logs.sql"
     db.executescript(sql.read_text("utf-8"))
     db.close()
@@ -298,3 +298,74 @@ def test_memsdk_dream_run_takes_an_llm_model(harbour, tmp_path):
     unknown = CliRunner().invoke(cli, [*args[:3], "--model", "no-such-model", "--db", str(db)])
     assert unknown.exit_code == 1
     assert "no-such-model" in unknown.output
+
+
+class HarbourEmbedding(llm.EmbeddingModel):
+    """A deterministic embedding model: letter counts of a few letters."""
+
+    model_id = "memsdk-test-harbour-embed"
+    batch_size = 2
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def embed_batch(self, items, *, key=None):
+        items = list(items)
+        self.batches.append(items)
+        for item in items:
+            yield [float(item.lower().count(letter)) for letter in "aeiouqdr"]
+
+
+class HarbourEmbeddingPlugin:
+    __name__ = PLUGIN_NAME + "-embed"
+
+    def __init__(self, model: HarbourEmbedding) -> None:
+        self.model = model
+
+    @llm.hookimpl
+    def register_embedding_models(self, register):
+        register(self.model, aliases=["harbour-embed"])
+
+
+@pytest.fixture
+def harbour_embed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HarbourEmbedding]:
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    model = HarbourEmbedding()
+    plugin = HarbourEmbeddingPlugin(model)
+    llm.pm.register(plugin, name=PLUGIN_NAME + "-embed")
+    try:
+        yield model
+    finally:
+        llm.pm.unregister(plugin)
+
+
+def test_an_llm_embedding_model_embeds_the_store_and_serves_vector_search(harbour_embed, tmp_path):
+    from plugin_sdk.model.llm import LlmEmbedder
+    from plugin_sdk.vectors.fusion import hybrid_search
+
+    plugins = fresh_plugin_manager(("llm-embedder", LlmEmbedder("harbour-embed")))
+    store = Store(tmp_path / "e.db", project="harbour", plugins=plugins)
+    store.packs.install(validate_pack(PACK, source="harbour"))
+    ids = [
+        store.memories.write(text, "QUAY_STATE").id
+        for text in ("Quay 2 is dredged", "Fuel barge at pier", "Road closed")
+    ]
+    [report] = Dreamer(store).run("embed")
+    assert report.finished_pass
+    assert harbour_embed.batches == [
+        ["memsdk"],
+        ["Quay 2 is dredged", "Fuel barge at pier"],
+        ["Road closed"],
+    ]
+    status = store.vectors.status()
+    assert status["models"] == {"llm:memsdk-test-harbour-embed": {"dim": 8, "vectors": 3}}
+    hits = hybrid_search(store, "quay dredging", limit=3)
+    assert hits[0].memory.id == ids[0]
+    store.close()
+
+
+def test_an_unknown_embedding_model_is_one_clear_error(harbour_embed):
+    from plugin_sdk.model.llm import LlmEmbedder
+
+    with pytest.raises(LlmModelError, match=r"no embedding model 'nope'.*`llm embed-models`"):
+        LlmEmbedder("nope").embed(["x"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from sqlite_utils.db import _iter_complete_sql_statements
 from test_store import file_dump
 
 from plugin_sdk import Store
-from plugin_sdk.store import migrate
+from plugin_sdk.store import driver, migrate
 from plugin_sdk.store.migrations import KNOWN, migrations
 
 APPLIED_AT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?\+00:00"
@@ -28,18 +27,18 @@ APPLIED_AT = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?\+00:00"
 
 def schema(path: Path) -> list[tuple]:
     """Every row of sqlite_master, in the order SQLite keeps them."""
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         return list(conn.execute("SELECT * FROM sqlite_master ORDER BY rowid"))
 
 
 def migration_rows(path: Path) -> list[tuple]:
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         return list(conn.execute("SELECT * FROM _sqlite_migrations ORDER BY rowid"))
 
 
 def applied_steps(path: Path) -> list[str]:
     """The steps a store records as applied; none when it has no record table yet."""
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         if not conn.execute(
             "SELECT 1 FROM sqlite_master WHERE name = '_sqlite_migrations'"
         ).fetchone():
@@ -84,7 +83,7 @@ def old_way(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
 class RecordingDatabase(Database):
     scripts: list[str]
 
-    def executescript(self, sql: str) -> sqlite3.Cursor:
+    def executescript(self, sql: str) -> driver.Cursor:
         self.scripts.append(sql)
         return super().executescript(sql)
 

@@ -588,19 +588,20 @@ def test_model_complete_missing_stops_the_historian_with_no_model(garden):
 
 
 def test_model_embed_has_no_builtin_and_stops_at_the_first_vectors():
-    class Lengths:
+    class Lengths:  # written before the hook gained ``purpose``: still answers
         @hookimpl
         def model_embed(self, texts):
             return [[float(len(text))] for text in texts]
 
     class Deferring:
         @hookimpl
-        def model_embed(self, texts):
+        def model_embed(self, texts, purpose):
+            assert purpose == "query"
             return None
 
-    assert fresh_plugin_manager().hook.model_embed(texts=["basil"]) is None
+    assert fresh_plugin_manager().hook.model_embed(texts=["basil"], purpose="query") is None
     pm = fresh_plugin_manager(("lengths", Lengths()), ("deferring", Deferring()))
-    assert pm.hook.model_embed(texts=["basil", "tomato"]) == [[5.0], [6.0]]
+    assert pm.hook.model_embed(texts=["basil", "tomato"], purpose="query") == [[5.0], [6.0]]
 
 
 class WordCounter:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from plugin_sdk.proposals.drafts import add_note, resolve
 from plugin_sdk.proposals.filing import ProposalDraft, events, get, propose
 from plugin_sdk.proposals.gitapply import Repo
 from plugin_sdk.proposals.target import Target
+from plugin_sdk.store import driver
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
 pytestmark = pytest.mark.slow  # every test drives a real git repository
@@ -468,11 +468,11 @@ def test_an_undo_whose_store_write_fails_keeps_the_branch(store, repo, monkeypat
 
     def store_refuses(s, pid, event, actor, detail):
         if event == "undone":
-            raise sqlite3.OperationalError("disk I/O error")
+            raise driver.OperationalError("disk I/O error")
         return real(s, pid, event, actor, detail)
 
     monkeypatch.setattr(q, "record_event", store_refuses)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(driver.OperationalError):
         q.undo(store, proposal_id)
     monkeypatch.undo()
     assert git(repo, "for-each-ref") == refs  # the branch is still there: undo can be retried

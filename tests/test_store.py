@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 
 import plugin_sdk.store.connection as store_module
 from plugin_sdk import SchemaTooNew, Store, StoreError
+from plugin_sdk.store import driver
 from plugin_sdk.store.migrations import KNOWN
 
 FUTURE_MIGRATION = "m999_from_a_newer_memsdk"
@@ -19,7 +19,7 @@ FUTURE_MIGRATION = "m999_from_a_newer_memsdk"
 
 def file_dump(path: Path) -> dict[str, list]:
     """Schema plus every row of every table, read through a separate connection."""
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         names = [
             row[0]
             for row in conn.execute(
@@ -35,7 +35,7 @@ def file_dump(path: Path) -> dict[str, list]:
 
 
 def add_migration_row(path: Path, migration_set: str, name: str) -> None:
-    with closing(sqlite3.connect(path)) as conn, conn:
+    with closing(driver.connect(path)) as conn, conn:
         conn.execute(
             "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
             [migration_set, name, "2099-01-01 00:00:00.000000+00:00"],
@@ -71,7 +71,7 @@ def test_new_store_creates_file_with_wal_busy_timeout_and_foreign_keys(tmp_path)
 
 
 def test_foreign_keys_are_enforced(empty_store):
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(driver.IntegrityError):
         empty_store.db.execute(
             "INSERT INTO categories (name, pack, kind, priority, created_at, updated_at) "
             "VALUES ('ORPHAN', 'no-such-pack', 'content', 1, 'now', 'now')"
@@ -114,12 +114,12 @@ def test_store_with_unknown_plugin_sdk_migration_is_refused_and_untouched(popula
 
 
 def test_refused_store_does_not_switch_the_journal_mode(populated):
-    with closing(sqlite3.connect(populated)) as conn:
+    with closing(driver.connect(populated)) as conn:
         assert conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
     add_migration_row(populated, "plugin_sdk", FUTURE_MIGRATION)
     with pytest.raises(SchemaTooNew):
         Store(populated, project="p")
-    with closing(sqlite3.connect(populated)) as conn:
+    with closing(driver.connect(populated)) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
@@ -138,7 +138,7 @@ def test_refused_store_leaves_no_open_connection(populated, monkeypatch):
         Store(populated, project="p")
     (db,) = opened
     try:
-        with pytest.raises(sqlite3.ProgrammingError):
+        with pytest.raises(driver.ProgrammingError):
             db.execute("SELECT 1")
     finally:
         db.close()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from plugin_sdk import Pack, PackConflict, Store
+from plugin_sdk.store import driver
 from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 
 # Columns that hold the time a row was written: a template's rows were written earlier.
@@ -18,7 +18,7 @@ TABLES = ("packs", "categories", "criteria", "criteria_history", "_sqlite_migrat
 
 def contents(path: Path) -> dict[str, list]:
     """sqlite_master and the policy tables, with the write times left out."""
-    with closing(sqlite3.connect(path)) as conn:
+    with closing(driver.connect(path)) as conn:
         dump: dict[str, list] = {"sqlite_master": list(conn.execute("SELECT * FROM sqlite_master"))}
         for table in TABLES:
             cursor = conn.execute(f"SELECT * FROM [{table}] ORDER BY rowid")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts import FORMATS, detect_format, load_transcript
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -21,7 +21,7 @@ LLM_SQL = DATA / "llm-logs.sql"
 def llm_logs(tmp_path: Path) -> Path:
     """The llm logs sample as a real SQLite database."""
     path = tmp_path / "logs.db"
-    db = sqlite3.connect(path)
+    db = driver.connect(path)
     db.executescript(LLM_SQL.read_text("utf-8"))
     db.close()
     return path
@@ -49,7 +49,7 @@ def test_undetectable_and_unreadable_files_raise_one_clear_error(tmp_path):
     with pytest.raises(TranscriptError, match=r"not valid JSON \(line 2"):
         load_transcript(CLAUDE, "openai")  # the override is obeyed, and fails clearly
     other = tmp_path / "other.db"
-    sqlite3.connect(other).execute("CREATE TABLE notes (body TEXT)").connection.commit()
+    driver.connect(other).execute("CREATE TABLE notes (body TEXT)").connection.commit()
     with pytest.raises(TranscriptError, match="not an llm logs database"):
         load_transcript(other)
 
@@ -268,7 +268,7 @@ def test_llm_logs_read_both_the_responses_table_and_the_message_store(llm_logs):
 
 def test_llm_logs_from_an_old_llm_without_tool_tables(tmp_path):
     path = tmp_path / "old-logs.db"
-    db = sqlite3.connect(path)
+    db = driver.connect(path)
     db.executescript(
         """CREATE TABLE conversations (id TEXT PRIMARY KEY, name TEXT, model TEXT);
            CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,

@@ -4,7 +4,6 @@ reported as a problem with its position; only an unreadable file raises."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts import FORMATS, Transcript, load_transcript
 from plugin_sdk.transcripts.model import ROLES
 
@@ -33,7 +33,7 @@ CREATE TABLE attachments (id TEXT PRIMARY KEY, type TEXT, path TEXT, url TEXT, c
 
 def llm_db(path: Path, messages: list[tuple[str, str | None, str]], parts: list[tuple]) -> Path:
     """A logs.db with one thread whose tip is the last of ``messages`` (hash, parent, role)."""
-    db = sqlite3.connect(path)
+    db = driver.connect(path)
     db.executescript(LLM_SCHEMA)
     db.executemany("INSERT INTO messages VALUES (?, ?, ?, NULL)", messages)
     db.executemany(

@@ -14,7 +14,6 @@ Command groups load on first use (:data:`COMMANDS`), so a hook that runs
 from __future__ import annotations
 
 import importlib
-import sqlite3
 from typing import Any
 
 import click
@@ -29,6 +28,7 @@ from plugin_sdk.cli.common import (
 )
 from plugin_sdk.errors import MemsdkError, PackConflict
 from plugin_sdk.redact import redact
+from plugin_sdk.store import driver
 
 #: The built-in commands that live in their own modules: name -> "module:attribute".
 COMMANDS = {
@@ -95,7 +95,7 @@ class MemsdkGroup(click.Group):
             raise UsageProblem(f"{error.format_message()} (see: {path} --help)") from error
         except MemsdkError as error:
             raise click.ClickException(redact(error)) from error
-        except sqlite3.Error as error:
+        except driver.Error as error:
             raise click.ClickException(redact(f"store: {error}")) from error
         except (OverflowError, UnicodeError, RecursionError, ValueError) as error:
             # input no check foresaw (a number SQLite cannot hold, text that is

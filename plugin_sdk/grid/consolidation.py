@@ -28,10 +28,10 @@ the SQL and ``strength.py`` agree.
 from __future__ import annotations
 
 import math
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.grid.policy import grid
+from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -76,11 +76,11 @@ _BATCH_END = {
 _UPDATE = {"entities": UPDATE_ENTITIES, "relations": UPDATE_RELATIONS, "memories": UPDATE_MEMORIES}
 
 
-def ensure_math(connection: sqlite3.Connection) -> None:
+def ensure_math(connection: driver.Connection) -> None:
     """Register ``pow``, ``log2`` and ``exp`` when SQLite was built without math functions."""
     try:
         connection.execute("SELECT pow(2, 1), log2(2), exp(0)").fetchone()
-    except sqlite3.OperationalError:
+    except driver.OperationalError:
         connection.create_function("pow", 2, math.pow, deterministic=True)
         connection.create_function("log2", 1, math.log2, deterministic=True)
         connection.create_function("exp", 1, math.exp, deterministic=True)

@@ -23,7 +23,6 @@ these tools over MCP, and tests and docs read them directly.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
 from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, indent_lines, inject
 from plugin_sdk.stages.recall import recall
+from plugin_sdk.store import driver
 from plugin_sdk.store.limits import check_tree
 from plugin_sdk.store.models import Memory
 
@@ -420,7 +420,7 @@ def call_tool(
         text, data = spec.run(store, args)
     except MemsdkError as error:
         return Outcome(redact(f"{name}: {error}"), None, is_error=True)
-    except sqlite3.Error as error:
+    except driver.Error as error:
         return Outcome(redact(f"{name}: store: {error}"), None, is_error=True)
     except (OverflowError, ValueError, TypeError) as error:
         # What the schema let through and the handler still could not use

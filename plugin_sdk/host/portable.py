@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import InvalidExport, NoStore, ProjectConflict, StoreError
 from plugin_sdk.host.projects import has_project
+from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -67,13 +67,13 @@ def backup(source: Path, destination: Path) -> dict[str, Any]:
         raise StoreError(f"{destination} exists; a backup never overwrites a file")
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_name(f".{destination.name}.partial")
-    reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    writer = sqlite3.connect(partial)
+    reader = driver.connect(f"file:{source}?mode=ro", uri=True)
+    writer = driver.connect(partial)
     try:
         reader.backup(writer)  # all pages in one step: one consistent snapshot
         (pages,) = writer.execute("PRAGMA page_count").fetchone()
         writer.commit()
-    except sqlite3.Error as error:
+    except driver.Error as error:
         writer.close()
         partial.unlink(missing_ok=True)
         raise StoreError(f"backup of {source} failed: {error}") from error

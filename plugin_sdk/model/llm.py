@@ -1,4 +1,4 @@
-"""Any model the ``llm`` library knows, as memsdk's model (the ``model_complete`` hook).
+"""Any model the ``llm`` library knows, as memsdk's model (``model_complete``) or embedder (``model_embed``).
 
 ::
 
@@ -21,6 +21,14 @@ llm's ``system`` and ``prompt``. Several messages go as llm messages where
 the installed ``llm`` supports them, the system text once as the leading
 ``llm.system()`` message (with ``messages=`` llm takes the list as the whole
 conversation); else as one transcript-style prompt under ``system``.
+
+:class:`LlmEmbedder` answers ``model_embed`` with any embedding model llm
+knows (``llm embed-models`` lists them; llm plugins add more)::
+
+    plugins = make_plugin_manager(plugins=[("llm-embedder", LlmEmbedder("3-small"))])
+
+Its answers name the model (``llm:<model id>``), so the store keeps vectors
+per model and re-embeds when the host switches to another one.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from typing import Any
 
 from plugin_sdk.errors import LlmModelError, LlmNotInstalled, MemsdkError
 from plugin_sdk.plugin.hookspecs import hookimpl
-from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.plugin.records import Embeddings, Prompt
 
 INSTALL_HINT = "pip install 'llm>=0.19' (in a memsdk checkout: pip install -e '.[llm]')"
 
@@ -120,3 +128,51 @@ class LlmModel:
     @hookimpl(tryfirst=True)
     def model_complete(self, prompt: Prompt) -> str:
         return self.complete(prompt)
+
+
+class LlmEmbedder:
+    """A plugin answering ``model_embed`` with the ``llm`` embedding model ``model_id``.
+
+    :param model_id: an ``llm`` embedding model id or alias.
+    :param key: an API key, or the name of one stored with ``llm keys set``.
+    """
+
+    def __init__(self, model_id: str, *, key: str | None = None) -> None:
+        self.model_id = model_id
+        self.key = key
+        self.calls = 0
+        self._model: Any = None
+
+    @property
+    def model(self) -> Any:
+        """The ``llm`` embedding model object (resolved on first use)."""
+        if self._model is None:
+            llm = import_llm()
+            try:
+                self._model = llm.get_embedding_model(self.model_id)
+            except llm.UnknownModelError as error:
+                raise LlmModelError(
+                    f"llm has no embedding model {self.model_id!r} "
+                    f"({error.args[0] if error.args else error}); "
+                    "`llm embed-models` lists the installed ones, llm plugins add more"
+                ) from error
+        return self._model
+
+    def embed(self, texts: list[str]) -> Embeddings:
+        """Embed ``texts`` in the model's own batch size; the answer names the model."""
+        model = self.model
+        kwargs = {} if self.key is None else {"key": self.key}
+        self.calls += 1
+        try:
+            vectors = [list(vector) for vector in model.embed_multi(texts, **kwargs)]
+        except MemsdkError:
+            raise
+        except Exception as error:  # a provider's error, as one line for the command line
+            raise LlmModelError(
+                f"llm embedding model {self.model_id!r} failed: {type(error).__name__}: {error}"
+            ) from error
+        return Embeddings(model=f"llm:{model.model_id}", vectors=vectors)
+
+    @hookimpl(tryfirst=True)
+    def model_embed(self, texts: list[str]) -> Embeddings:
+        return self.embed(texts)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         CellDecision,
         Classification,
         DreamerTask,
+        Embeddings,
         Fact,
         Observation,
         ParsedReply,
@@ -104,12 +105,19 @@ def model_complete(prompt: Prompt) -> str | None:
 
 
 @hookspec(firstresult=True)
-def model_embed(texts: list[str]) -> list[list[float]] | None:
+def model_embed(texts: list[str], purpose: str) -> list[list[float]] | Embeddings | None:
     """Embed texts with the host's embedding model (optional).
 
-    Stops at the first non-``None`` result; must return one vector per text.
+    Stops at the first non-``None`` result; must return one vector per text,
+    all of one length. Return an ``Embeddings`` record to name the model: the
+    store keeps vectors per model, searches only the current model's, and the
+    ``embed`` dreamer task re-embeds when the name changes. A plain list of
+    vectors still works (its model is then known by its length only).
 
     :param texts: the texts, in order.
+    :param purpose: ``"document"`` (texts to store) or ``"query"`` (a search);
+        models trained with different prefixes for the two can use it, others
+        ignore it (an implementation may leave the parameter out).
     """
 
 

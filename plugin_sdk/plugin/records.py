@@ -28,6 +28,21 @@ class Prompt:
 
 
 @attrs.frozen
+class Embeddings:
+    """An embedder's answer that names its model (the ``model_embed`` hook).
+
+    ``model`` identifies the embedding model (and whatever else changes its
+    vectors, such as a dimension option): the store keeps it beside each
+    vector, searches only vectors of the model answering now, and re-embeds
+    when it changes. A plain list of vectors is also a valid answer; see
+    ``plugin_sdk/vectors/embed.py`` for the id it is given.
+    """
+
+    model: str
+    vectors: list[list[float]]
+
+
+@attrs.frozen
 class Fact:
     """One fact the historian's model reported, before admission."""
 
@@ -112,7 +127,7 @@ class Candidate:
 class CandidateRow(Protocol):
     """A raw row :class:`Ranked` can hold: it carries the memory id under the name ``memory_id``.
 
-    A ``sqlite3.Row`` of a query that selects ``... AS memory_id`` is one; so
+    A row (the driver's ``Row``) of a query that selects ``... AS memory_id`` is one; so
     is a ``dict``.
     """
 

@@ -26,7 +26,6 @@ fails marks the proposal ``failed`` with the reason, keeps nothing of the change
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +52,7 @@ from plugin_sdk.proposals.gitapply import Repo
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import RowChange, record, revert
 from plugin_sdk.redact import redact
+from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -221,7 +221,7 @@ def _apply_memory(store: Store, proposal_id: int, actor: str) -> Proposal:
                 result = actuate.apply_memory(store, proposal)
             undo_rows = [c.to_dict() for c in changes]
             _applied(store, proposal_id, None, actor, "store", result, undo_rows)
-    except (MemsdkError, sqlite3.IntegrityError) as error:
+    except (MemsdkError, driver.IntegrityError) as error:
         if not claimed:
             raise
         _failed(store, proposal_id, None, actor, str(error))

@@ -18,7 +18,6 @@ own triggers). Reads are bookkeeping, not content: :data:`VOLATILE` columns
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import UndoRefused
+from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -84,7 +84,7 @@ def tables(store: Store) -> list[Table]:
         primary = [row[1] for row in sorted((r for r in info if r[5]), key=lambda r: r[5])]
         try:
             store.db.execute(f"SELECT rowid FROM main.{_quote(name)} LIMIT 0")
-        except sqlite3.OperationalError:  # WITHOUT ROWID: rows are known by their key
+        except driver.OperationalError:  # WITHOUT ROWID: rows are known by their key
             result.append(Table(name, columns, primary, False))
             continue
         alias = len(primary) == 1 and any(
@@ -128,7 +128,7 @@ def revert(store: Store, changes: list[RowChange]) -> None:
     try:
         for change in reversed(changes):
             _restore(store, by_name[change.table], change)
-    except sqlite3.IntegrityError as error:
+    except driver.IntegrityError as error:
         raise UndoRefused(f"the store refuses the old rows: {error}") from error
 
 

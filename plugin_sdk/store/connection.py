@@ -18,7 +18,6 @@ import importlib
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
@@ -29,7 +28,7 @@ from sqlite_utils import Database
 
 from plugin_sdk.errors import StoreBusy, StoreError, UnknownCategory
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
-from plugin_sdk.store import fence
+from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import (
     BEGIN_ATTEMPTS,
     BUSY_TIMEOUT_MS,
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from plugin_sdk.grid.relations import Relations
     from plugin_sdk.packs.criteria import Criteria
     from plugin_sdk.packs.install import Packs
+    from plugin_sdk.vectors.index import Vectors
 
 #: The facades areas attach to a store: attribute -> ``"module:Class"``. Each
 #: is built on first use from the area's module, which the store never imports
@@ -61,6 +61,7 @@ FACADES: dict[str, str] = {
     "composites": "plugin_sdk.composites.composite:Composites",
     "entities": "plugin_sdk.grid.entities:Entities",
     "relations": "plugin_sdk.grid.relations:Relations",
+    "vectors": "plugin_sdk.vectors.index:Vectors",
 }
 
 
@@ -134,6 +135,7 @@ class Store:
         composites: Composites
         entities: Entities
         relations: Relations
+        vectors: Vectors
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: build an attached facade once.
@@ -208,8 +210,8 @@ class Store:
         try:
             with self._transaction(attempts=1):
                 write()
-        except (StoreBusy, sqlite3.OperationalError) as error:
-            if isinstance(error, sqlite3.OperationalError) and not _unwritable(error):
+        except (StoreBusy, driver.OperationalError) as error:
+            if isinstance(error, driver.OperationalError) and not _unwritable(error):
                 raise
             log.warning("memsdk: %s not recorded in store %s: %s", what, self.path, error)
             return False
@@ -310,10 +312,10 @@ def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
 
 def _connect(path: str) -> StoreDatabase:
     """Open the file with the store's pragmas (WAL is switched on before migrating)."""
-    if sqlite3.sqlite_version_info < MIN_SQLITE:
+    if driver.sqlite_version_info < MIN_SQLITE:
         raise StoreError(
             f"memsdk needs SQLite {'.'.join(map(str, MIN_SQLITE))} or newer; "
-            f"this Python has {sqlite3.sqlite_version}"
+            f"this Python has {driver.sqlite_version}"
         )
     db = None
     try:
@@ -323,14 +325,14 @@ def _connect(path: str) -> StoreDatabase:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except (sqlite3.DatabaseError, OSError) as error:
+    except (driver.DatabaseError, OSError) as error:
         if db is not None:
             db.close()
         raise StoreError(f"cannot open store {path}: {error}") from error
     return db
 
 
-def _unwritable(error: sqlite3.OperationalError) -> bool:
+def _unwritable(error: driver.OperationalError) -> bool:
     return is_locked(error) or "readonly" in str(error) or "read-only" in str(error)
 
 
@@ -339,7 +341,7 @@ def _enable_wal(db: Database, path: str) -> None:
     # moment alone with the file, so a busy answer is waited out, bounded.
     try:
         retrying(db.enable_wal)
-    except sqlite3.OperationalError as error:
+    except driver.OperationalError as error:
         raise StoreError(f"cannot open store {path}: {error}") from error
 
 

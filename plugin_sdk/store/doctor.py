@@ -30,7 +30,6 @@ full-text index (from the live memories, ``search.engine.rebuild_index``), ``use
 from __future__ import annotations
 
 import json
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import SchemaTooNew, StoreError
-from plugin_sdk.store import fence
+from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
@@ -89,7 +88,7 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
         raise StoreError(f"no store at {path}")
     try:
         db = open_database(path)
-    except sqlite3.DatabaseError as error:
+    except driver.DatabaseError as error:
         raise StoreError(f"cannot open store {path}: {error}") from error
     report = DoctorReport(path)
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
@@ -98,7 +97,7 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
             report.checks.append(check)
             try:
                 _RUN[check](db, report, repair, moment)
-            except sqlite3.DatabaseError as error:
+            except driver.DatabaseError as error:
                 report.add(check, "error", f"the check could not run: {error}")
                 if check in ("integrity", "schema"):
                     break  # the rest would only repeat this
@@ -178,7 +177,7 @@ def _fts(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -
                     f"{len(differ['missing'])} live memories missing, "
                     f"{len(differ['extra'])} rows that are not live memories"
                 )
-    except sqlite3.DatabaseError as error:
+    except driver.DatabaseError as error:
         problem = str(error)
     if not problem:
         return

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import sqlite3
 
 from sqlite_utils import Database
 
 from plugin_sdk.errors import SchemaMismatch, SchemaTooNew, StoreError
+from plugin_sdk.store import driver
 from plugin_sdk.store.migrate import apply as apply_pending
 from plugin_sdk.store.migrations import KNOWN, migrations
 
@@ -138,7 +138,7 @@ def _migrate_locked(db: Database, path: str) -> None:
                 return  # a drifted store: the caller refuses it, naming the difference
             apply_pending(db)  # re-reads what is pending, inside the lock
             db.execute(f"PRAGMA user_version = {len(applied(db)):d}")
-    except sqlite3.Error as error:
+    except driver.Error as error:
         step = next(iter(migrations.pending(db)), None)
         where = f" (step {step.name})" if step is not None else ""
         raise StoreError(f"cannot migrate store {path}{where}: {error}") from error

@@ -19,7 +19,6 @@ with ``IMMEDIATE`` as well.
 from __future__ import annotations
 
 import random
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from contextlib import contextmanager
 from sqlite_utils import Database
 
 from plugin_sdk.errors import StoreBusy
+from plugin_sdk.store import driver
 
 #: How long SQLite itself waits for the write lock before answering "locked".
 BUSY_TIMEOUT_MS = 5000
@@ -40,7 +40,7 @@ _SQLITE_BUSY, _SQLITE_LOCKED = (
 
 def is_locked(error: BaseException) -> bool:
     """Whether ``error`` is SQLite's busy / locked answer (worth waiting out)."""
-    if not isinstance(error, sqlite3.OperationalError):
+    if not isinstance(error, driver.OperationalError):
         return False
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None and code & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
@@ -50,7 +50,7 @@ def is_locked(error: BaseException) -> bool:
 
 
 def begin(
-    conn: sqlite3.Connection, mode: str = "IMMEDIATE", *, attempts: int = BEGIN_ATTEMPTS
+    conn: driver.Connection, mode: str = "IMMEDIATE", *, attempts: int = BEGIN_ATTEMPTS
 ) -> None:
     """Begin a transaction that holds the write lock, waiting (bounded) for it.
 
@@ -61,7 +61,7 @@ def begin(
         try:
             conn.execute(f"BEGIN {mode} TRANSACTION")
             return
-        except sqlite3.OperationalError as error:
+        except driver.OperationalError as error:
             if not is_locked(error):
                 raise
             if attempt == attempts:
@@ -79,7 +79,7 @@ def retrying(action: Callable[[], object], *, attempts: int = BEGIN_ATTEMPTS) ->
         try:
             action()
             return
-        except sqlite3.OperationalError as error:
+        except driver.OperationalError as error:
             if not is_locked(error) or attempt == attempts:
                 raise
             time.sleep(random.uniform(0.005, 0.05) * attempt)
@@ -116,7 +116,7 @@ def open_database(path: str) -> StoreDatabase:
     Python's implicit transactions (a write statement outside any block)
     begin ``IMMEDIATE`` too.
     """
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level="IMMEDIATE")
+    conn = driver.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level="IMMEDIATE")
     try:
         return StoreDatabase(conn, execute_plugins=False)
     except BaseException:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ from plugin_sdk.errors import (
     NotFound,
     UnknownCategory,
 )
+from plugin_sdk.store import driver
 from plugin_sdk.store import forget as forgetting
 from plugin_sdk.store.forget import FORGOTTEN_PREFIX, is_forgotten
 from plugin_sdk.store.limits import check_count, check_id, check_text
@@ -670,7 +670,7 @@ class Memories:
                 )
                 if "content" in changes and new_text != current.content:
                     self.store.composites.mark_stale(memory_id)
-            except sqlite3.IntegrityError as error:
+            except driver.IntegrityError as error:
                 raise MemsdkError(
                     f"memory {memory_id}: update refused by the store: {error}"
                 ) from error

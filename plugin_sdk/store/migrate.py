@@ -16,12 +16,12 @@ the only place a statement can end, and so yields the same statements.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timezone
 
 from sqlite_utils import Database
 
+from plugin_sdk.store import driver
 from plugin_sdk.store.migrations import migrations
 
 
@@ -31,7 +31,7 @@ def statements(script: str) -> Iterator[str]:
     end = script.find(";")
     while end != -1:
         statement = script[start : end + 1].strip()
-        if sqlite3.complete_statement(statement):
+        if driver.complete_statement(statement):
             yield statement
             start = end + 1
         end = script.find(";", end + 1)
@@ -43,7 +43,7 @@ def statements(script: str) -> Iterator[str]:
 class _StepDatabase(Database):
     """The store's connection as a migration step sees it: scripts are cut by :func:`statements`."""
 
-    def executescript(self, sql: str) -> sqlite3.Cursor:
+    def executescript(self, sql: str) -> driver.Cursor:
         if not self.conn.in_transaction:
             return super().executescript(sql)
         cursor = self.conn.cursor()

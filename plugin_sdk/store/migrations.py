@@ -813,3 +813,62 @@ def m008_search(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m009_vectors(db: Database) -> None:
+    # Vectors of memories, per embedding model (plugin_sdk/vectors, docs/vectors.md).
+    # memory_vectors is the source of truth; a sqlite-vec table mirrors one
+    # model's rows when the driver can load the extension (vector_state says
+    # which), and vector_changes lists the ids whose mirror row is behind.
+    db.executescript(
+        """
+        CREATE TABLE memory_vectors (
+            id INTEGER PRIMARY KEY,
+            model TEXT NOT NULL,
+            memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL CHECK (length(vector) = 4 * dim),  -- float32, unit length
+            content_hash TEXT NOT NULL,  -- sha256 of the text embedded
+            embedded_at TEXT NOT NULL,
+            UNIQUE (model, memory_id)
+        );
+        CREATE INDEX memory_vectors_memory ON memory_vectors (memory_id);
+
+        CREATE TABLE vector_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            model TEXT,            -- the model the last vectors were written with
+            mirror_model TEXT,     -- the model memory_vectors_vec mirrors (NULL: no mirror)
+            mirror_dim INTEGER,
+            embed_on_write INTEGER NOT NULL DEFAULT 0 CHECK (embed_on_write IN (0, 1))
+        );
+        INSERT INTO vector_state (id) VALUES (1);
+
+        CREATE TABLE vector_changes (memory_id INTEGER PRIMARY KEY);
+
+        -- A memory's vector goes when its text changes or it stops being active
+        -- (archived, superseded by a merge, quarantined, or forgotten).
+        CREATE TRIGGER memory_vectors_stale AFTER UPDATE OF content, status ON memories
+        WHEN NEW.status != 'active' OR OLD.content IS NOT NEW.content
+        BEGIN
+            DELETE FROM memory_vectors WHERE memory_id = NEW.id;
+        END;
+
+        CREATE TRIGGER memory_vectors_added AFTER INSERT ON memory_vectors
+        WHEN NEW.model = (SELECT mirror_model FROM vector_state WHERE id = 1)
+        BEGIN
+            INSERT OR IGNORE INTO vector_changes (memory_id) VALUES (NEW.memory_id);
+        END;
+        CREATE TRIGGER memory_vectors_changed AFTER UPDATE ON memory_vectors
+        WHEN (SELECT mirror_model FROM vector_state WHERE id = 1) IN (OLD.model, NEW.model)
+        BEGIN
+            INSERT OR IGNORE INTO vector_changes (memory_id) VALUES (OLD.memory_id);
+            INSERT OR IGNORE INTO vector_changes (memory_id) VALUES (NEW.memory_id);
+        END;
+        CREATE TRIGGER memory_vectors_removed AFTER DELETE ON memory_vectors
+        WHEN OLD.model = (SELECT mirror_model FROM vector_state WHERE id = 1)
+        BEGIN
+            INSERT OR IGNORE INTO vector_changes (memory_id) VALUES (OLD.memory_id);
+        END;
+        """
+    )

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts.model import ImportReport
 
 
 class LogsDatabase:
     """An open ``logs.db``: which tables and columns this ``llm`` version wrote."""
 
-    def __init__(self, db: sqlite3.Connection, report: ImportReport, limit: int) -> None:
+    def __init__(self, db: driver.Connection, report: ImportReport, limit: int) -> None:
         self.db = db
         self.report = report
         self.limit = limit  # tool output characters kept (0: all)

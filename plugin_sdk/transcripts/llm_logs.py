@@ -17,10 +17,10 @@ counted: they are the host's instructions, not what happened.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from plugin_sdk.errors import TranscriptError
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts.llm_responses import Responses
 from plugin_sdk.transcripts.llm_threads import Threads
 from plugin_sdk.transcripts.model import ImportReport, Transcript
@@ -33,10 +33,10 @@ def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> T
     """Import every conversation of an ``llm`` logs database; see the module docstring."""
     report = ImportReport(FORMAT, str(path))
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
+        db = driver.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except driver.Error as error:
         raise TranscriptError(f"{path}: cannot open as SQLite ({error})") from error
-    db.row_factory = sqlite3.Row
+    db.row_factory = driver.Row
     try:
         responses = Responses(db, report, tool_output_chars)
         if not responses.tables & {"responses", "threads"}:
@@ -48,7 +48,7 @@ def read(path: Path, *, tool_output_chars: int = DEFAULT_TOOL_OUTPUT_CHARS) -> T
             [*responses.conversations(), *threads.conversations()], key=lambda c: c[0]
         )
         messages = [message for _, batch in conversations for message in batch]
-    except sqlite3.DatabaseError as error:
+    except driver.DatabaseError as error:
         raise TranscriptError(f"{path}: cannot read as an llm logs database ({error})") from error
     finally:
         db.close()

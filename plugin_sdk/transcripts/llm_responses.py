@@ -12,9 +12,9 @@ continued it) is read from the thread; its rows here are counted.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts.llm_db import LogsDatabase, location_name
 from plugin_sdk.transcripts.model import Message
 from plugin_sdk.transcripts.text import (
@@ -36,7 +36,7 @@ class Responses(LogsDatabase):
         wanted = ["id", "prompt", "system", "response", "conversation_id", "datetime_utc"]
         select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
         rows = self.db.execute(f"SELECT {select} FROM responses ORDER BY datetime_utc, rowid")
-        grouped: dict[str, list[sqlite3.Row]] = {}
+        grouped: dict[str, list[driver.Row]] = {}
         for row in rows:
             grouped.setdefault(str(row["conversation_id"] or row["id"]), []).append(row)
         threads = (
@@ -59,13 +59,13 @@ class Responses(LogsDatabase):
                     self.report.skip("system prompt")
                 try:
                     messages.extend(self.response(row, key))
-                except sqlite3.Error:
+                except driver.Error:
                     raise
                 except Exception as error:  # a safety net: one odd row never stops an import
                     self.report.unreadable(f"responses {row['id']}", error)
             yield (str(responses[0]["datetime_utc"] or ""), messages)
 
-    def response(self, row: sqlite3.Row, conversation: str) -> list[Message]:
+    def response(self, row: driver.Row, conversation: str) -> list[Message]:
         where = f"responses {row['id']}"
         stamp = row["datetime_utc"]
         out = []
@@ -138,7 +138,7 @@ class Responses(LogsDatabase):
             )
         ]
 
-    def attachments(self, response_id: str) -> list[sqlite3.Row]:
+    def attachments(self, response_id: str) -> list[driver.Row]:
         if "prompt_attachments" not in self.tables:
             return []
         return list(

@@ -12,10 +12,10 @@ already read is counted, not repeated. Timestamps come from the turns.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from plugin_sdk.store import driver
 from plugin_sdk.transcripts.llm_db import LogsDatabase, location_name, plain
 from plugin_sdk.transcripts.model import Message
 from plugin_sdk.transcripts.text import (
@@ -51,19 +51,19 @@ class Threads(LogsDatabase):
                 context = (where, key, stamps.get(row["hash"]) or thread["datetime_utc"])
                 try:
                     messages.extend(self.stored_message(row["hash"], row["role"], context))
-                except sqlite3.Error:
+                except driver.Error:
                     raise
                 except Exception as error:  # a safety net: one odd message never stops an import
                     self.report.unreadable(where, error)
             if messages:
                 yield (str(thread["datetime_utc"] or ""), messages)
 
-    def chain(self, thread_id: str, tip: str | None) -> list[sqlite3.Row]:
+    def chain(self, thread_id: str, tip: str | None) -> list[driver.Row]:
         """The thread's messages from its first to ``tip``, following parent links.
 
         A message met twice (a loop in the links) ends the walk; it is reported.
         """
-        rows: list[sqlite3.Row] = []
+        rows: list[driver.Row] = []
         seen: set[str] = set()
         current = tip
         while current:

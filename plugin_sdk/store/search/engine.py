@@ -26,11 +26,11 @@ Ties break by memory id, so the same store and query give the same list.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import InvalidMemory
+from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
 from plugin_sdk.store.search.ranking import Found, found, fuse, rank, settings
 from plugin_sdk.store.search.when import TimeRange, time_range
@@ -170,7 +170,7 @@ def _recent(store: Store, words: list[str], scope: str, cap: int) -> dict[int, F
 def _execute(store: Store, sql: str, params: list[Any]) -> list[Any]:
     try:
         return store.db.execute(sql, params).fetchall()
-    except sqlite3.OperationalError as error:
+    except driver.OperationalError as error:
         raise InvalidMemory(f"bad search query: {error}") from error
 
 

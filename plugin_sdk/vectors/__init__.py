@@ -1,0 +1,1 @@
+"""Vector search: embeddings from the host, stored beside the memories, queried by the current model."""

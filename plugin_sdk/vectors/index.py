@@ -1,0 +1,348 @@
+"""The vector index of a store, reached as ``store.vectors``.
+
+``memory_vectors`` holds one unit vector per (model, memory): the source of
+truth, in the store's own file. What keeps it in step with the memories:
+
+- **Triggers** (migration ``m009_vectors``): a memory's vectors are deleted
+  when its text changes or it stops being active (archive, merge, quarantine,
+  forget), and with the row itself. So an updated memory is never found by
+  its old text, whichever code path changed it.
+- **Writes check the text.** :meth:`Vectors.put` stores a vector only if the
+  memory is still active with exactly the text that was embedded (the
+  embedder is called outside any transaction, so the text may have changed
+  meanwhile).
+- **The dreamer task** ``embed`` (``plugins/vector_search.py``) embeds what
+  is missing, in batches, and when the host's model changes it re-embeds
+  everything and then prunes the old model's vectors.
+
+Queries use only the vectors of the model that embedded the query, and only
+memories that are active and readable from the project searched (its own,
+or ``scope = 'global' AND shareable = 1``). They read either the sqlite-vec
+mirror (``mirror.py``) or, without the extension, scan (``scan.py``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.vectors import mirror, scan
+from plugin_sdk.vectors.embed import Embedded, content_hash, to_blob
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+# The cross-project read rule (docs/store.md, "Projects").
+READABLE = "(m.project = ? OR (m.scope = 'global' AND m.shareable = 1))"
+_CHUNK = 500
+
+_UPSERT = """
+INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (model, memory_id) DO UPDATE SET
+    dim = excluded.dim, vector = excluded.vector,
+    content_hash = excluded.content_hash, embedded_at = excluded.embedded_at
+"""
+
+
+def drop_vectors(store: Store, memory_ids: Iterable[int]) -> int:
+    """Delete every vector of these memories, of every model; how many rows went."""
+    return store.vectors.drop(memory_ids)
+
+
+class Vectors:
+    """Vector operations on one store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+        self._extension: tuple[str | None, str] | None = None
+
+    # The extension
+
+    @property
+    def extension(self) -> str | None:
+        """sqlite-vec's version when it is loaded into this store's connection, else ``None``."""
+        if self._extension is None:
+            self._extension = mirror.load(self.db.conn)
+        return self._extension[0]
+
+    def _mirror_serves(self, model: str, dim: int) -> bool:
+        return (
+            self.extension is not None
+            and mirror.mirrored(self.store) == (model, dim)
+            and mirror.exists(self.store)
+        )
+
+    def sync(self) -> None:
+        """Bring the sqlite-vec mirror in step (rebuilt for the newest model if it is not).
+
+        Does nothing without the extension. Called after every write of
+        vectors and by the ``embed`` task; safe to call any time.
+        """
+        if self.extension is None:
+            return
+        row = self.db.execute(
+            "SELECT model, dim FROM memory_vectors WHERE model = "
+            "(SELECT model FROM vector_state WHERE id = 1) ORDER BY memory_id DESC LIMIT 1"
+        ).fetchone()
+        with self.store.atomic():
+            if row is None:
+                mirror.drop(self.store)
+            elif mirror.mirrored(self.store) != (row[0], row[1]) or not mirror.exists(self.store):
+                mirror.rebuild(self.store, row[0], row[1])
+            else:
+                mirror.catch_up(self.store)
+
+    # Writing
+
+    def put(self, embedded: Embedded, items: Sequence[tuple[int, str]]) -> int:
+        """Store vectors for ``items`` (``(memory_id, text)``, in ``embedded``'s order).
+
+        A vector is kept only when its memory is still active and its text is
+        still ``text``; returns how many were kept.
+        """
+        if len(items) != len(embedded.vectors):
+            raise ValueError("one vector per item")
+        now = self.store.now()
+        with self.store.atomic():
+            current = self._texts([memory_id for memory_id, _ in items])
+            rows = [
+                (
+                    embedded.model,
+                    memory_id,
+                    embedded.dim,
+                    to_blob(vector),
+                    content_hash(text),
+                    now,
+                )
+                for (memory_id, text), vector in zip(items, embedded.vectors, strict=True)
+                if vector is not None and current.get(memory_id) == text
+            ]
+            self.db.conn.executemany(_UPSERT, rows)
+            self.db.execute("UPDATE vector_state SET model = ? WHERE id = 1", [embedded.model])
+            self.sync()
+        return len(rows)
+
+    def _texts(self, memory_ids: list[int]) -> dict[int, str]:
+        found: dict[int, str] = {}
+        for start in range(0, len(memory_ids), _CHUNK):
+            chunk = memory_ids[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id, content FROM memories WHERE status = 'active' AND id IN ({marks})"
+            found.update(self.db.execute(sql, chunk).fetchall())
+        return found
+
+    def drop(self, memory_ids: Iterable[int]) -> int:
+        """Delete every vector of these memories; how many rows went."""
+        ids = list(dict.fromkeys(memory_ids))
+        removed = 0
+        with self.store.atomic():
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start : start + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                removed += self.db.execute(
+                    f"DELETE FROM memory_vectors WHERE memory_id IN ({marks})", chunk
+                ).rowcount
+            self.sync()
+        return removed
+
+    drop_vectors = drop  # the name forget (store/forget.py) calls
+
+    def prune(self, model: str, dim: int, project: str) -> int:
+        """Delete the project's vectors of other models (after a full re-embed), and any
+        vector whose memory is not active; how many rows went."""
+        with self.store.atomic():
+            removed = self.db.execute(
+                """DELETE FROM memory_vectors WHERE (model != ? OR dim != ?) AND memory_id IN
+                   (SELECT id FROM memories WHERE project = ?)""",
+                [model, dim, project],
+            ).rowcount
+            removed += self.db.execute(
+                """DELETE FROM memory_vectors WHERE memory_id IN
+                   (SELECT id FROM memories WHERE status != 'active')"""
+            ).rowcount
+            self.sync()
+        return removed
+
+    # The embedding step (see plugins/vector_search.py)
+
+    @property
+    def embed_on_write(self) -> bool:
+        """Whether a written memory is embedded at once (default: no, the ``embed`` task does it)."""
+        row = self.db.execute("SELECT embed_on_write FROM vector_state WHERE id = 1").fetchone()
+        return bool(row[0])
+
+    @embed_on_write.setter
+    def embed_on_write(self, value: bool) -> None:
+        with self.store.atomic():
+            self.db.execute(
+                "UPDATE vector_state SET embed_on_write = ? WHERE id = 1", [int(bool(value))]
+            )
+
+    def has_any(self) -> bool:
+        """Whether the store holds any vector at all (a search embeds its query only then)."""
+        return self.db.execute("SELECT 1 FROM memory_vectors LIMIT 1").fetchone() is not None
+
+    def unembedded_text(self, memory_id: int) -> str | None:
+        """The text of an active memory that has no vector of the newest model, else ``None``."""
+        row = self.db.execute(
+            """SELECT m.content FROM memories m WHERE m.id = ? AND m.status = 'active'
+               AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
+                   AND v.model = (SELECT model FROM vector_state WHERE id = 1))""",
+            [memory_id],
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    @property
+    def model(self) -> str | None:
+        """The model the newest vectors were written with."""
+        return self.db.execute("SELECT model FROM vector_state WHERE id = 1").fetchone()[0]
+
+    def missing(
+        self, model: str | None, dim: int | None, project: str, *, after: int = 0, limit: int = 100
+    ) -> list[tuple[int, str]]:
+        """Active memories of ``project`` after id ``after`` with no vector of ``model``, by id."""
+        sql = """SELECT m.id, m.content FROM memories m
+                 WHERE m.project = ? AND m.status = 'active' AND m.id > ?
+                   AND NOT EXISTS (SELECT 1 FROM memory_vectors v
+                                   WHERE v.model = ? AND v.dim = ? AND v.memory_id = m.id)
+                 ORDER BY m.id LIMIT ?"""
+        return [
+            (row[0], row[1])
+            for row in self.db.execute(sql, [project, after, model, dim, limit]).fetchall()
+        ]
+
+    def count_missing(self, project: str) -> int:
+        """Active memories of ``project`` without a vector of the newest model."""
+        row = self.db.execute(
+            """SELECT count(*) FROM memories m WHERE m.project = ? AND m.status = 'active'
+               AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
+                   AND v.model = (SELECT model FROM vector_state WHERE id = 1))""",
+            [project],
+        ).fetchone()
+        return int(row[0])
+
+    # Reading
+
+    def nearest(
+        self, model: str, vector: array, project: str, limit: int
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` memories readable from ``project`` whose ``model`` vectors are nearest
+        to ``vector`` (a unit vector): ``(memory_id, cosine)``, best first, ties by id."""
+        if limit <= 0:
+            return []
+        dim = len(vector)
+        if self._mirror_serves(model, dim):
+            found = self._nearest_mirrored(model, vector, project, limit)
+            if found is not None:
+                return found
+        sql = f"""SELECT v.memory_id, v.vector FROM memory_vectors v
+                  JOIN memories m ON m.id = v.memory_id
+                  WHERE v.model = ? AND v.dim = ? AND m.status = 'active' AND {READABLE}"""
+        return scan.best(self.db.execute(sql, [model, dim, project]), vector, limit)
+
+    def _nearest_mirrored(
+        self, model: str, vector: array, project: str, limit: int
+    ) -> list[tuple[int, float]] | None:
+        behind = {row[0] for row in self.db.execute("SELECT memory_id FROM vector_changes")}
+        exact = self._exact(model, vector, behind)
+        k = max(4 * limit, 64)
+        while True:
+            found = mirror.neighbours(self.store, to_blob(vector), k)
+            scores = {memory_id: score for memory_id, score in found if memory_id not in behind}
+            scores.update(exact)
+            readable = self._readable(list(scores), project)
+            if len(readable) >= limit or len(found) < k:
+                ranked = sorted(((i, scores[i]) for i in readable), key=lambda x: (-x[1], x[0]))
+                return ranked[:limit]
+            if k >= mirror.MAX_K:
+                return None  # too few readable among the nearest: scan instead
+            k = min(4 * k, mirror.MAX_K)
+
+    def _exact(self, model: str, vector: array, memory_ids: set[int]) -> dict[int, float]:
+        if not memory_ids:
+            return {}
+        ids = sorted(memory_ids)
+        rows: list[tuple[int, bytes]] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            rows += self.db.execute(
+                f"""SELECT memory_id, vector FROM memory_vectors
+                    WHERE model = ? AND dim = ? AND memory_id IN ({marks})""",
+                [model, len(vector), *chunk],
+            ).fetchall()
+        return dict(scan.best(rows, vector, len(rows)))
+
+    def _readable(self, memory_ids: list[int], project: str) -> list[int]:
+        found: list[int] = []
+        for start in range(0, len(memory_ids), _CHUNK):
+            chunk = memory_ids[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            found += [
+                row[0]
+                for row in self.db.execute(
+                    f"""SELECT m.id FROM memories m WHERE m.id IN ({marks})
+                        AND m.status = 'active' AND {READABLE}""",
+                    [*chunk, project],
+                )
+            ]
+        return found
+
+    # Looking at it
+
+    def status(self) -> dict[str, Any]:
+        """What the index holds: vectors per model, the mirror, what is pending."""
+        from plugin_sdk.store import driver
+
+        models = {
+            row[0]: {"dim": row[1], "vectors": row[2]}
+            for row in self.db.execute(
+                "SELECT model, dim, count(*) FROM memory_vectors GROUP BY model, dim ORDER BY model"
+            )
+        }
+        state = self.db.execute(
+            "SELECT model, mirror_model, embed_on_write FROM vector_state WHERE id = 1"
+        ).fetchone()
+        self.extension  # noqa: B018 (loads it once, to report why not)
+        assert self._extension is not None
+        behind = self.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0]
+        return {
+            "driver": driver.name,
+            "sqlite": driver.sqlite_version,
+            "sqlite_vec": self._extension[0],
+            "why_no_sqlite_vec": self._extension[1] or None,
+            "model": state[0],
+            "models": models,
+            "mirror_model": state[1],
+            "mirror_behind": behind,
+            "embed_on_write": bool(state[2]),
+        }
+
+    def check(self) -> list[str]:
+        """Inconsistencies between the vectors and the memories (empty when there are none)."""
+        problems = []
+        for memory_id, model, stored, text, status in self.db.execute(
+            """SELECT v.memory_id, v.model, v.content_hash, m.content, m.status
+               FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"""
+        ):
+            if status != "active":
+                problems.append(f"memory {memory_id} is {status} but has a {model} vector")
+            elif stored != content_hash(text):
+                problems.append(f"memory {memory_id}'s {model} vector was made from another text")
+        model, dim = mirror.mirrored(self.store)
+        if model is not None and self.extension is not None and mirror.exists(self.store):
+            behind = {row[0] for row in self.db.execute("SELECT memory_id FROM vector_changes")}
+            table = {
+                row[0]
+                for row in self.db.execute(
+                    "SELECT memory_id FROM memory_vectors WHERE model = ? AND dim = ?",
+                    [model, dim],
+                )
+            }
+            copied = {row[0] for row in self.db.execute(f"SELECT rowid FROM {mirror.TABLE}")}
+            for memory_id in sorted((table ^ copied) - behind):
+                problems.append(f"the sqlite-vec mirror disagrees on memory {memory_id}")
+        return problems
