@@ -101,3 +101,19 @@ def test_packages_are_small_and_module_names_have_one_meaning() -> None:
         if path.stem != "__init__" and "cli" not in path.relative_to(ROOT).parts
     )
     assert [name for name, count in names.items() if count > 1] == []
+
+
+def test_every_package_is_in_the_wheel() -> None:
+    # pyproject.toml lists packages by hand (plugins/ and packs/ install under
+    # other names); a package missing there imports from a checkout and fails
+    # from a wheel.
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "plugin_sdk").rglob("__init__.py")
+    }
+    assert found - listed == set()
