@@ -167,18 +167,18 @@ def answer(
 def recall_text(store: Store, prompt: str, budget: int) -> str:
     """The memories that answer ``prompt``, as a block of at most about ``budget`` tokens.
 
-    Any of the prompt's words may match (best matches first). The block's
-    size is estimated from the memories' cached token counts, so a hook
-    that runs on every prompt loads no tokenizer; ``memsdk recall`` (the
-    search work's recall) is the exact, ranked alternative.
+    The prompt goes to the plain-language search as typed (its parser and
+    ranking, docs/search.md), best matches first. The block's size is
+    estimated from the memories' cached token counts, so a hook that runs on
+    every prompt loads no tokenizer; :func:`plugin_sdk.stages.recall.recall`
+    (``memsdk recall``) is the exact-budget block with headers, neighbours and
+    Compiled Truth lines, at the cost of loading the tokenizer.
     """
     from plugin_sdk.stages.inject import indent_lines
 
-    words = [w for w in _words(prompt) if len(w) > 2][:24]
-    if not words:
+    if not prompt.strip():
         return ""
-    match = " OR ".join(f'"{word}"' for word in words)
-    hits = store.memories.search(match, raw=True, limit=8)
+    hits = store.memories.search(prompt[:2000], limit=8)
     lines = ["<memory-recall>"]
     used = FRAME_TOKENS
     shown = []
@@ -251,12 +251,6 @@ def _context(event_name: str, text: str) -> dict[str, Any]:
     if not text:
         return {}
     return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}
-
-
-def _words(text: str) -> list[str]:
-    import re
-
-    return list(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
 
 
 def _files(project_dir: Path) -> tuple[Path, Path]:
