@@ -1,33 +1,39 @@
-"""Injection benchmark: latency against its floor and a naive injector, budget use, coverage.
+"""Injection benchmark: the table of contents at every store size, against its floor.
 
 Profiles (seeded, so two runs build the same stores):
 
-- ``seed``: the starting profile, a production-sized store: 482 active memories over
-  the six ``ops`` categories, 230 of them OPS-rules-like (the pack's first
-  intent category), with long SOPs and config dossiers among them;
-- ``1k``, ``10k``, ``100k``: that many memories over the same categories.
+- ``seed``: a production-sized store: 482 memories over the six ``ops``
+  categories, 230 of them OPS-rules-like (the pack's first intent category),
+  with long SOPs and config dossiers among them;
+- ``1k``, ``10k``, ``100k``, ``1m``: that many memories over the same categories
+  (``1m`` is the generated profile for the speed goal; its build is slow and
+  reported on its own).
 
 Each store is built as a host would: written in batches, long memories
 fragmented into headers and details, then the dreamer's ``map`` task run
-(theme headers). Then, in the same run:
+(the groups and their levels). Then, in the same run:
 
-- **inject**: ``inject(store, budget=4000)``, median of ``--reps`` calls;
-- **floor**: one indexed read of the candidate rows (the columns any ranking
-  by category, importance and recency needs: id, category, kind, importance,
-  token count, seen count, last seen, pinned) plus one tokenization of the
-  injected text: the least any injector must do;
-- **naive**: an injector that tokenizes every memory on every call (no
-  cached counts) and packs whole memories by priority and importance;
-- **budget use**: tokens used / budget;
-- **coverage**: the share of active memories reachable from the injected text
-  directly or by one ``expand``, against the **monolith baseline**: the same
-  memories unfragmented and unmapped, ranked as a plain memory list would be
-  (pinned, then importance, then id) and packed whole into the same budget.
+- **inject**: ``inject(store, budget=4000)``, median of repeated calls (the
+  text; the account is computed lazily and timed separately as ``account``).
+  A repeated block's exact count comes from the store's count cache; **fresh**
+  times the same call with that cache emptied first (as after any change);
+- **floor**: a read of the text of the rows the block shows, by id, and one
+  tokenization of that text: the least any injector showing those rows must do;
+- **budget use**: tokens used / budget, at 1,000, 2,000 and 4,000 tokens;
+- **coverage per depth**: the share of active memories the block reaches
+  directly, after one expand and after two. For ``seed`` to ``100k`` it is
+  *walked*: every header the block shows is expanded with the advertised
+  expand budget (2,000 tokens), then every header those expands show; a
+  memory counts only if an expand within that budget actually showed it.
+  For ``1m`` it is read from the structure (the account), to three expands;
+- **monolith** (seed to 100k): the same memories unfragmented and unmapped,
+  ranked as a plain memory list would be (pinned, then importance, then id)
+  and packed whole into the same budget: the share shown.
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_inject.py                 # all profiles
-    .venv/bin/python bench/bench_inject.py --profiles seed 1k
+    .venv/bin/python bench/bench_inject.py                    # seed 10k 100k
+    .venv/bin/python bench/bench_inject.py --profiles 1m      # the generated 1M store
     .venv/bin/python bench/bench_inject.py --json
 """
 
@@ -36,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import platform
 import sqlite3
 import statistics
@@ -52,16 +59,19 @@ from bench_store import Generator
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.composites.groups import reach
 from plugin_sdk.errors import CompositeError
 from plugin_sdk.stages.dreamer import Dreamer
+from plugin_sdk.stages.expand import expand
 from plugin_sdk.stages.inject import inject
 
 BUDGET = 4000
+EXPAND_BUDGET = 2000
 PROJECT = "bench"
 LONG_CHARS = 600
-PROFILES = {"seed": 482, "1k": 1_000, "10k": 10_000, "100k": 100_000}
-REPS = {"seed": 21, "1k": 21, "10k": 9, "100k": 5}
-NAIVE_REPS = {"seed": 9, "1k": 9, "10k": 3, "100k": 1}
+PROFILES = {"seed": 482, "1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+REPS = {"seed": 51, "1k": 51, "10k": 51, "100k": 51, "1m": 31}
+WALKED = ("seed", "1k", "10k", "100k")
 
 
 def log(message: str) -> None:
@@ -112,156 +122,223 @@ def items_for(profile: str, categories: list[str], seed: int) -> list[dict[str, 
     return items
 
 
-def build(path: Path, items: list[dict[str, Any]], *, structured: bool) -> Store:
+def build(
+    path: Path, items: list[dict[str, Any]], *, structured: bool
+) -> tuple[Store, dict[str, float]]:
+    """The store, and seconds spent writing, fragmenting and mapping."""
+    times: dict[str, float] = {}
+    started = time.perf_counter()
     store = Store(path, project=PROJECT)
     store.packs.install(resolve_pack("ops"))
     for start in range(0, len(items), 5000):
         store.memories.write_many(items[start : start + 5000])
+    times["write_s"] = time.perf_counter() - started
     if structured:
+        started = time.perf_counter()
         for row in store.db.execute(
             "SELECT id FROM memories WHERE project = ? AND status = 'active' AND length(content) >= ?",
             [PROJECT, LONG_CHARS],
         ).fetchall():
             with contextlib.suppress(CompositeError):  # nothing to split: stays whole
                 fragment(store, row[0])
+        times["fragment_s"] = time.perf_counter() - started
+        started = time.perf_counter()
         Dreamer(store).run("map")
-    return store
+        times["map_s"] = time.perf_counter() - started
+    return store, times
 
 
-def timed(fn: Any, reps: int) -> tuple[float, Any]:
-    samples, result = [], None
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples), result
-
-
-def floor(store: Store, text: str) -> float:
-    """One indexed read of the candidate rows (the columns a ranking needs) + one count."""
+def floor(store: Store, shown: list[int]) -> float:
+    """Read the text of the shown rows by id and tokenize it once: the least an injector does."""
     start = time.perf_counter()
-    store.db.execute(
-        """SELECT id, category, kind, importance, token_count, seen_count, last_seen_at, pinned
-           FROM memories WHERE project = ? AND status = 'active'""",
-        [PROJECT],
+    rows = store.db.execute(
+        f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(shown))})", shown
     ).fetchall()
-    store.tokenizer.count(text)
+    store.tokenizer.count("\n".join(f"- [{row[0]}] {row[1]}" for row in rows))
     return time.perf_counter() - start
 
 
-def naive_inject(store: Store, budget: int) -> str:
-    """Tokenize every memory, every call; pack whole memories by priority and importance."""
-    counter = store.tokenizer
-    rows = store.db.execute(
-        """SELECT m.id, m.category, m.content FROM memories m JOIN categories c ON c.name = m.category
-           WHERE m.project = ? AND m.status = 'active' ORDER BY c.priority, m.importance DESC, m.id""",
-        [PROJECT],
-    ).fetchall()
-    lines, used = ["<memory>"], 2
-    for memory_id, category, content in rows:
-        line = f"- [{memory_id}] ({category}) {content}"
-        cost = counter.count(line)
-        if used + cost <= budget:
-            lines.append(line)
-            used += cost
-    lines.append("</memory>")
-    return "\n".join(lines)
+def walk(store: Store, shown: list[int], depth: int = 2) -> tuple[list[int], int, int]:
+    """Active memories reached with at most 0..depth expands of EXPAND_BUDGET tokens each.
+
+    Only what an expand within the budget actually showed counts. Also
+    returns how many expands were made and how many left something out.
+    """
+    active = {
+        row[0]
+        for row in store.db.execute(
+            "SELECT id FROM memories WHERE project = ? AND status = 'active'", [PROJECT]
+        )
+    }
+    reached = set(shown) & active
+    levels = [len(reached)]
+    frontier = sorted(reached)
+    expands = clipped = 0
+    for _ in range(depth):
+        heads: set[int] = set()
+        for start in range(0, len(frontier), 500):
+            part = frontier[start : start + 500]
+            heads.update(
+                row[0]
+                for row in store.db.execute(
+                    "SELECT head_memory_id FROM composites WHERE head_memory_id IN "
+                    f"({','.join('?' * len(part))})",
+                    part,
+                )
+            )
+        found: set[int] = set()
+        for head in sorted(heads):
+            result = expand(store, head, budget=EXPAND_BUDGET, count_retrievals=False)
+            expands += 1
+            clipped += bool(result.left_out)
+            found.update(m for m in result.shown if m in active)
+        frontier = sorted(found - reached)
+        reached |= found
+        levels.append(len(reached))
+    return levels, expands, clipped
 
 
-def monolith_coverage(store: Store, budget: int) -> tuple[float, int]:
+def monolith_coverage(store: Store, budget: int) -> float:
     """Whole memories ranked pinned, importance, id, packed greedily: share shown."""
     rows = store.db.execute(
-        """SELECT id, content, token_count FROM memories WHERE project = ? AND status = 'active'
+        """SELECT token_count FROM memories WHERE project = ? AND status = 'active'
            ORDER BY pinned DESC, importance DESC, id""",
         [PROJECT],
     ).fetchall()
     used, shown = 2, 0
-    for _memory_id, _content, tokens in rows:
+    for (tokens,) in rows:
         cost = tokens + 6
         if used + cost <= budget:
             used += cost
             shown += 1
-    return shown / len(rows), len(rows)
+    return shown / len(rows)
 
 
-def run_profile(profile: str, tmp: Path, seed: int) -> dict[str, Any]:
-    categories = []
+def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) -> dict[str, Any]:
     with Store(tmp / f"{profile}-probe.db", project=PROJECT) as probe:
         probe.packs.install(resolve_pack("ops"))
         categories = probe.category_names()
     items = items_for(profile, categories, seed)
-    log(f"[{profile}] building the structured store ({len(items)} memories)...")
-    started = time.perf_counter()
-    store = build(tmp / f"{profile}.db", items, structured=True)
-    build_s = time.perf_counter() - started
-    log(f"[{profile}] built in {build_s:.1f}s; building the monolith store...")
-    mono = build(tmp / f"{profile}-mono.db", items, structured=False)
-    inject(store, budget=BUDGET)  # warm caches and the tokenizer
-    inject_s, result = timed(lambda: inject(store, budget=BUDGET), REPS[profile])
-    floor_s = statistics.median(floor(store, result.text) for _ in range(REPS[profile]))
-    naive_s, naive_text = timed(lambda: naive_inject(store, BUDGET), NAIVE_REPS[profile])
-    mono_cov, mono_active = monolith_coverage(mono, BUDGET)
-    shown_categories = (
-        {
-            row[0]
-            for row in store.db.execute(
-                f"SELECT DISTINCT category FROM memories WHERE id IN ({','.join('?' * len(result.shown))})",
-                result.shown,
-            )
-        }
-        if result.shown
-        else set()
-    )
+    path = (keep or tmp) / f"{profile}.db"
+    if keep and path.exists():
+        log(f"[{profile}] reusing {path}")
+        store, times = (
+            Store(path, project=PROJECT),
+            {"write_s": 0.0, "fragment_s": 0.0, "map_s": 0.0},
+        )
+    else:
+        log(f"[{profile}] building the structured store ({len(items)} memories)...")
+        store, times = build(path, items, structured=True)
+    log(f"[{profile}] built: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()))
+    result = inject(store, budget=BUDGET)  # warm caches and the tokenizer
+    samples, floors, fresh = [], [], []
+    for _ in range(REPS[profile]):  # interleaved, so load changes hit all alike
+        start = time.perf_counter()
+        result = inject(store, budget=BUDGET)  # warm: the block's count is cached
+        samples.append(time.perf_counter() - start)
+        floors.append(floor(store, result.shown))
+        store.db.execute("DELETE FROM token_counts")  # as after any change to the block
+        start = time.perf_counter()
+        inject(store, budget=BUDGET)  # fresh: counts the text (and records the count)
+        fresh.append(time.perf_counter() - start)
+    inject_s, floor_s = statistics.median(samples), statistics.median(floors)
+    fresh_s = statistics.median(fresh)
+    start = time.perf_counter()
+    accounted = inject(store, budget=BUDGET)
+    active = accounted.active  # the first read of the account
+    account_s = time.perf_counter() - start
     again = inject(store, budget=BUDGET)
-    out = {
+    use = {b: inject(store, budget=b).tokens / b for b in (1000, 2000, BUDGET)}
+    out: dict[str, Any] = {
         "profile": profile,
         "memories_written": len(items),
-        "active": result.active,
-        "headers_and_standalone": result.candidates,
-        "build_s": build_s,
+        "active": active,
+        **times,
+        "build_s": sum(times.values()),
         "inject_ms": inject_s * 1000,
+        "inject_p90_ms": statistics.quantiles(samples, n=10)[-1] * 1000,
         "floor_ms": floor_s * 1000,
         "inject_over_floor": inject_s / floor_s,
-        "naive_ms": naive_s * 1000,
-        "naive_over_inject": naive_s / inject_s,
+        "fresh_ms": fresh_s * 1000,
+        "fresh_over_floor": fresh_s / floor_s,
+        "fresh_min_ms": min(fresh) * 1000,
+        "inject_min_ms": min(samples) * 1000,
+        "floor_min_ms": min(floors) * 1000,
+        "min_over_min": min(samples) / min(floors),
+        "account_ms": account_s * 1000,
         "tokens": result.tokens,
-        "budget_use": result.tokens / BUDGET,
-        "coverage": result.coverage,
-        "monolith_coverage": mono_cov,
-        "monolith_active": mono_active,
-        "categories_shown": len(shown_categories),
-        "categories": len(categories),
+        "budget_use": {str(b): u for b, u in use.items()},
+        "shown": len(result.shown),
         "identical_twice": again.text == result.text,
-        "naive_tokens": store.tokenizer.count(naive_text),
+        "text": result.text,
     }
+    if profile in WALKED:
+        log(f"[{profile}] walking every expand...")
+        levels, expands, clipped = walk(store, result.shown, 2)
+        out["coverage_by_depth"] = [n / active for n in levels]
+        out["expands"] = expands
+        out["expands_clipped"] = clipped
+        out["coverage_from"] = "walked"
+        log(f"[{profile}] building the monolith store...")
+        mono, _ = build(tmp / f"{profile}-mono.db", items, structured=False)
+        out["monolith_coverage"] = monolith_coverage(mono, BUDGET)
+        mono.close()
+    else:
+        levels = [len(x) for x in reach(store, PROJECT, result.shown, 3)]
+        out["coverage_by_depth"] = [n / active for n in levels]
+        out["coverage_from"] = "structure"
     store.close()
-    mono.close()
     return out
 
 
 def report(results: list[dict[str, Any]], env: dict[str, Any]) -> str:
     lines = [
-        f"memsdk injection benchmark, budget {BUDGET} tokens ({env['python']}, SQLite {env['sqlite']}, "
-        f"{env['machine']}, {env['cpus']} cpus)",
+        f"memsdk injection benchmark, budget {BUDGET} tokens, expands of {EXPAND_BUDGET} "
+        f"({env['python']}, SQLite {env['sqlite']}, {env['machine']}, {env['cpus']} cpus)",
+        f"load average at start {env['load_start']}, at end {env['load_end']}",
         "",
-        f"{'profile':<8} {'active':>7} {'inject':>9} {'floor':>9} {'x floor':>8} {'naive':>10} "
-        f"{'naive/inj':>9} {'budget':>7} {'coverage':>9} {'monolith':>9} {'cats':>5}",
+        f"{'profile':<8} {'active':>9} {'inject':>8} {'p90':>8} {'floor':>8} {'x floor':>7} "
+        f"{'use@1k':>7} {'use@2k':>7} {'use@4k':>7}  coverage after 0 / 1 / 2 (/ 3) expands",
+    ]
+    for r in results:
+        use = r["budget_use"]
+        cover = " / ".join(f"{c:.1%}" for c in r["coverage_by_depth"])
+        lines.append(
+            f"{r['profile']:<8} {r['active']:>9,} {r['inject_ms']:>6.1f}ms "
+            f"{r['inject_p90_ms']:>6.1f}ms {r['floor_ms']:>6.2f}ms {r['inject_over_floor']:>6.2f}x "
+            f"{use['1000']:>7.1%} {use['2000']:>7.1%} {use[str(BUDGET)]:>7.1%}  {cover} "
+            f"({r['coverage_from']})"
+        )
+    lines += [
+        "",
+        "fresh: the same block counted anew (its cached count deleted first, as after any",
+        "change), median and fastest, and against the floor:",
     ]
     for r in results:
         lines.append(
-            f"{r['profile']:<8} {r['active']:>7} {r['inject_ms']:>7.1f}ms {r['floor_ms']:>7.1f}ms "
-            f"{r['inject_over_floor']:>7.2f}x {r['naive_ms']:>8.1f}ms {r['naive_over_inject']:>8.1f}x "
-            f"{r['budget_use']:>6.0%} {r['coverage']:>9.1%} {r['monolith_coverage']:>9.1%} "
-            f"{r['categories_shown']:>2}/{r['categories']}"
+            f"  {r['profile']:<6} fresh {r['fresh_ms']:.2f} ms ({r['fresh_over_floor']:.2f}x floor), "
+            f"fastest {r['fresh_min_ms']:.2f} ms ({r['fresh_min_ms'] / r['floor_min_ms']:.2f}x)"
+        )
+    lines += ["", "fastest of the interleaved calls (less sensitive to a busy machine):"]
+    for r in results:
+        lines.append(
+            f"  {r['profile']:<6} inject {r['inject_min_ms']:.2f} ms, floor {r['floor_min_ms']:.2f} ms, "
+            f"{r['min_over_min']:.2f}x"
+        )
+    lines += ["", "build (s): write / fragment / map / total; account: its first read (ms)"]
+    for r in results:
+        extra = (
+            f"; {r['expands']} expands walked, {r['expands_clipped']} over the expand budget; "
+            f"monolith shows {r['monolith_coverage']:.1%}"
+            if "expands" in r
+            else ""
+        )
+        lines.append(
+            f"  {r['profile']:<6} {r['write_s']:.1f} / {r['fragment_s']:.1f} / {r['map_s']:.1f} / "
+            f"{r['build_s']:.1f}; account {r['account_ms']:.0f} ms{extra}"
         )
     lines.append("")
-    lines.append(
-        "inject, floor, naive: medians. x floor = inject / floor; naive/inj = naive / inject."
-    )
-    lines.append(
-        "coverage: active memories reachable directly or by one expand; monolith: the same"
-    )
-    lines.append("memories whole, ranked pinned > importance > id, packed into the same budget.")
+    lines.append("inject, floor: medians of interleaved calls; x floor = inject / floor.")
     lines.append(
         "Byte-identical on a second call: "
         + ", ".join(f"{r['profile']} {'yes' if r['identical_twice'] else 'NO'}" for r in results)
@@ -269,20 +346,41 @@ def report(results: list[dict[str, Any]], env: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profiles", nargs="+", choices=list(PROFILES), default=list(PROFILES))
+    parser.add_argument(
+        "--profiles", nargs="+", choices=list(PROFILES), default=["seed", "10k", "100k"]
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--block", help="write the last profile's block to this file")
+    parser.add_argument(
+        "--keep", type=Path, help="keep (and reuse) the built stores in this folder"
+    )
     args = parser.parse_args(argv)
     env = {
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "machine": platform.machine(),
-        "cpus": __import__("os").cpu_count(),
+        "cpus": os.cpu_count(),
+        "load_start": _load(),
     }
     with tempfile.TemporaryDirectory(prefix="memsdk-bench-inject-") as tmp:
-        results = [run_profile(profile, Path(tmp), args.seed) for profile in args.profiles]
+        results = [
+            run_profile(profile, Path(tmp), args.seed, args.keep) for profile in args.profiles
+        ]
+    env["load_end"] = _load()
+    if args.block:
+        Path(args.block).write_text(results[-1]["text"] + "\n", encoding="utf-8")
+    for r in results:
+        r.pop("text")
     if args.json:
         print(json.dumps({"environment": env, "results": results}, indent=2))
     else:

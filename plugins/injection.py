@@ -1,34 +1,44 @@
 """Built-in injection: a table of contents first, then the memories that fit.
 
-Candidates are the active memories in active categories that the project may
-read (its own, and other projects' shared ones: see
-``plugin_sdk/store/visibility.py``), except the details of fragmented memories
-(their header stands for them). A memory that
-heads a ``sequence`` (a fragment header) or a ``theme`` (a group built by the
-``map`` dreamer task) is shown with how many active memories one expand
-shows (the injector counts them for the headers it shows; nothing is added
-when none is).
+Candidates come from ``toc_rank``, the ranking the store keeps current with
+triggers on every write (memories, composites, members, strengths), so an
+injection reads the rows it shows plus a bounded overhead, never every
+candidate. They are the memories the project may read: its own and other
+projects' shared ones (``plugin_sdk/store/visibility.py``), merged in rank
+order. The rows use the row class of the store's SQLite driver,
+``plugin_sdk.store.driver``, hence the import. The ranking is a total order in four tiers:
 
-The ranking is a total order in three tiers: pinned memories; then headers,
-so the table of contents covers as much of the store as the budget allows
-(taking turns across categories: every category's best header before any
-category's second, so a large category cannot crowd out the rest); then
-standalone memories, which fill what is left. Within a tier: directives
+0. pinned memories;
+1. top-level headers: memories that head a ``sequence`` (a fragment header)
+   or a ``theme`` (a group; the ``map`` dreamer task builds them in levels)
+   and belong to no theme, taking turns across categories (every category's
+   best header before any category's second, so a large category cannot
+   crowd out the rest);
+2. standalone memories: in no theme, so only the block itself reaches them;
+3. memories inside a theme (one expand of its header already reaches them),
+   which fill what is left.
+
+Details of a sequence and theme headers inside another theme are not
+candidates: the header above them stands for them. Within a tier: directives
 (intent) before facts, categories in the store's priority order, importance,
-then the documented tie-breaks (seen count, last seen: recent first, id:
-older first). Memory text is escaped (``indent_lines``) so no
-memory can close or forge the block.
+strength from the last consolidation pass, then the documented tie-breaks
+(seen count, last seen: recent first, id: older first).
 
-The candidates come from one SQL read (below); its rows use the row class of
-the store's SQLite driver, ``plugin_sdk.store.driver``, hence the import.
+The renderer writes one line per memory, ``- [ID] text``; a memory that heads
+composites says what one expand of it shows inside its id bracket, where no
+stored text can reach: ``- [ID: 9 details] ...``, ``- [ID: 12 groups, 480
+memories] ...``, ``- [ID: 3 causes] ...``, ``- [ID: 4 alternatives] ...``.
+The opening tag advertises the expand budget the map is built for. Memory
+text goes through the boundary (``entry``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from plugin_sdk.plugin import Candidate, Ranked, Store, hookimpl, indent_lines, readable_sql
+from plugin_sdk.plugin import Candidate, CandidateRow, Ranked, Store, entry, hookimpl
 from plugin_sdk.store import driver
 
 SECTIONS = (
@@ -36,25 +46,42 @@ SECTIONS = (
     ("intent", "Directives (follow these)"),
     ("content", "Known facts"),
 )
+EXPAND_BUDGET = 2000  # the expand budget the block advertises; the map is built for it
+OPEN_TAG = f'<memory expand-budget="{EXPAND_BUDGET}">'
+CLOSE_TAG = "</memory>"
+FETCH = 16  # rows read at a time from one tier of one category
+
+_COLUMNS = """r.memory_id AS memory_id, r.category, r.kind, r.importance, r.token_count, r.tokenizer,
+    r.seen_count, r.last_seen_at, r.strength, r.tier, r.head, r.note, m.content,
+    m.normalized_hash"""
+_FROM = "toc_rank r JOIN memories m ON m.id = r.memory_id"
+_ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at DESC, r.memory_id"
+
+
+def category_order(store: Store) -> list[tuple[str, str, int]]:
+    """Active categories as (name, kind, priority): directives first, then priority, name."""
+    rows = store.db.execute(
+        "SELECT name, kind, priority FROM categories WHERE status = 'active'"
+    ).fetchall()
+    return sorted(rows, key=lambda r: (r[1] != "intent", r[2], r[0]))
 
 
 @hookimpl(trylast=True)
 def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
+    # The maintained ranking joined with the rows' text: no facade covers it.
+    # Rows are driver.Row (Ranked may read memory_id by name); this module
+    # reads its own rows by position, for speed.
+    db = store.db.conn.cursor()
+    db.row_factory = driver.Row
     counter = store.tokenizer
-    priority = {c.name: c.priority for c in store.categories()}
-    # Categories, composites and cells joined in one index-only read: no
-    # facade covers it. Rows are driver.Row, which Ranked reads by name
-    # (``memory_id``); this module reads its own rows by position, for speed.
-    cursor = store.db.conn.cursor()
-    cursor.row_factory = driver.Row
-    rows = cursor.execute(_CANDIDATES, [counter.name, project]).fetchall()
+    categories = category_order(store)
+    priority = {name: prio for name, _, prio in categories}
+    position = {name: index for index, (name, _, _) in enumerate(categories)}
 
     def make(row: driver.Row) -> Candidate:
-        # Unpacked in the order of _CANDIDATES below (this module's own query).
-        memory_id, category, kind, importance, tokens, seen, last_seen, pin, head, strength = row
-        text = None
-        if tokens is None:  # no count from this tokenizer cached: count the text once
-            text = store.memories.get(memory_id).content
+        (memory_id, category, kind, importance, tokens, tokenizer) = row[:6]
+        seen, last, strength, tier, head, note, text, digest = row[6:]
+        if tokens is None or tokenizer != counter.name:  # no count from this tokenizer cached
             tokens = counter.count(text)
         return Candidate(
             memory_id,
@@ -65,74 +92,111 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
             text,
             tokens,
             seen,
-            last_seen,
-            bool(pin),
-            "",
+            last,
+            tier == 0,
+            digest,
             head or "",
-            strength=-1.0 if strength is None else strength,
+            strength=strength,
+            tier=tier,
+            annotation=note or "",
         )
 
-    # Pinned rows and headers come first (SQL's order); only they are built
-    # here, the rest when the injector reaches them.
-    split = next((n for n, row in enumerate(rows) if not row[PINNED] and not row[HEAD]), len(rows))
-    pinned = [make(row) for row in rows[:split] if row[PINNED]]
-    headers = [make(row) for row in rows[:split] if not row[PINNED]]
-    turns: dict[str, int] = {}
-    for candidate in headers:  # headers take turns across categories
-        candidate.turn = turns.get(candidate.category, 0)
-        turns[candidate.category] = candidate.turn + 1
-    order = {id(c): position for position, c in enumerate(headers)}
-    headers.sort(key=lambda c: (c.turn, order[id(c)]))
-    counts = [row[TOKENS] for row in rows if row[TOKENS] is not None]
-    least = min(counts) if len(counts) == len(rows) and counts else -1
-    return Ranked(pinned + headers, rows[split:], make, least)
+    def tier(number: int) -> list[driver.Row]:
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
+            f"ORDER BY r.category, {_ORDER}",
+            [project, number],
+        ).fetchall()
+        shared = db.execute(
+            f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
+            [number, project],
+        ).fetchall()
+        if shared:
+            rows = sorted([*rows, *shared], key=lambda r: (r[1], *_rank_key(r)))
+        return [row for row in rows if row[1] in position]
+
+    pinned = sorted(tier(0), key=lambda r: position[r[1]])  # stable: rank order within a category
+    headers = _taking_turns(tier(1), position)
+
+    def stream(sql: str, params: list[Any]) -> Iterator[driver.Row]:
+        cursor = db.execute(sql, params)
+        while rows := cursor.fetchmany(FETCH):
+            yield from rows
+
+    def rest() -> Iterator[CandidateRow]:
+        for number in (2, 3):
+            for name, _, _ in categories:
+                own = stream(
+                    f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
+                    f"AND r.category = ? ORDER BY {_ORDER}",
+                    [project, number, name],
+                )
+                shared = stream(
+                    f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
+                    f"AND r.category = ? AND r.project != ? ORDER BY {_ORDER}",
+                    [number, name, project],
+                )
+                first = next(shared, None)
+                if first is None:  # the usual case: nothing shared from elsewhere
+                    yield from own
+                else:
+                    yield from heapq.merge(own, [first], shared, key=_rank_key)
+
+    def count() -> int:
+        found = db.execute(
+            """SELECT category, count(*) FROM toc_rank
+               WHERE project = ? OR (shared = 1 AND project != ?) GROUP BY category""",
+            [project, project],
+        ).fetchall()
+        return sum(n for name, n in found if name in position)
+
+    def ids() -> list[int]:
+        return [row[0] for row in pinned + headers] + [row["memory_id"] for row in rest()]
+
+    return Ranked([make(row) for row in pinned + headers], rest, make, count, ids)
 
 
-TOKENS, PINNED, HEAD = 4, 7, 8  # positions in _CANDIDATES, read in bulk
+# Timestamps share one ISO format, so flipping their digits reverses their
+# order: the most recently seen first, as the SQL orders them.
+_RECENT_FIRST = str.maketrans("0123456789", "9876543210")
 
 
-# Read from the memories_inject covering index alone, never from the rows
-# (the text inside them would make the read slow); in rank order but for the
-# headers' turns. A token count from another tokenizer reads as NULL. Every
-# column is named (AS), as the rows are read by name.
-_CANDIDATES = f"""
-SELECT m.id AS memory_id, m.category AS category, m.kind AS kind, m.importance AS importance,
-       CASE WHEN m.tokenizer = ? THEN m.token_count END AS tokens,
-       m.seen_count AS seen_count, m.last_seen_at AS last_seen_at, m.pinned AS pinned,
-       (SELECT MIN(c.type) FROM composites c
-        WHERE c.head_memory_id = m.id AND c.type IN ('sequence', 'theme')) AS head,
-       g.strength AS strength
-FROM memories m JOIN categories c ON c.name = m.category AND c.status = 'active'
-LEFT JOIN memory_cells g ON g.memory_id = m.id
-WHERE m.status = 'active' AND {readable_sql("m")}
-  AND m.id NOT IN (SELECT d.member_memory_id FROM composite_members d
-                   JOIN composites s ON s.id = d.composite_id
-                   JOIN memories h ON h.id = s.head_memory_id
-                   WHERE s.type = 'sequence' AND h.status = 'active')
-ORDER BY m.pinned DESC, head IS NOT NULL DESC, m.kind != 'intent', c.priority, m.category,
-         m.importance DESC, coalesce(g.strength, -1.0) DESC, m.seen_count DESC,
-         m.last_seen_at DESC, m.id"""
+def _rank_key(row: driver.Row) -> tuple[Any, ...]:
+    """A row's place within its tier and category (the SQL ORDER BY, in Python)."""
+    return (-row[3], -row[8], -row[6], row[7].translate(_RECENT_FIRST), row[0])
+
+
+def _taking_turns(rows: list[driver.Row], position: dict[str, int]) -> list[driver.Row]:
+    """Rows of each category in rank order, merged: every category's first, then seconds..."""
+    turn: dict[str, int] = {}
+    keyed = []
+    for index, row in enumerate(rows):
+        n = turn.get(row[1], 0)
+        turn[row[1]] = n + 1
+        keyed.append((n, position[row[1]], index, row))
+    return [entry[3] for entry in sorted(keyed)]
 
 
 @hookimpl(trylast=True)
 def injection_rank(store: Store, candidates: Sequence[Candidate]) -> Sequence[Candidate]:
-    # A total order: pinned, headers (the table of contents, taking turns
-    # across categories), then standalone memories; within each, directives
-    # before facts, category priority, importance, strength (as the last
-    # consolidation pass left it; not yet computed ranks last), and the
-    # documented tie-breaks: seen count, last seen (recent first), id (older first). One
-    # sort: on input already in this order (the built-in candidates come
-    # sorted by SQL) it takes linear time, and the built-in's own list
-    # (Ranked) is already in it.
+    # The built-in's own list (Ranked) is already in rank order. Any other
+    # list gets the same total order: tier, a header's turn, directives
+    # before facts, category priority, importance, strength, and the
+    # documented tie-breaks: seen count, last seen (recent first), id (older first).
     if isinstance(candidates, Ranked):
         return candidates
     recency = {
         seen: rank
         for rank, seen in enumerate(sorted({c.last_seen_at for c in candidates}, reverse=True))
     }
+    turns: dict[str, int] = {}
+    for c in sorted(candidates, key=lambda c: (c.category, -c.importance, c.memory_id)):
+        if _tier(c) == 1:
+            c.turn = turns.get(c.category, 0)
+            turns[c.category] = c.turn + 1
 
     def key(c: Candidate) -> tuple[Any, ...]:
-        tier = 0 if c.pinned else 1 if c.header else 2
+        tier = _tier(c)
         return (
             tier,
             c.turn if tier == 1 else 0,
@@ -149,31 +213,39 @@ def injection_rank(store: Store, candidates: Sequence[Candidate]) -> Sequence[Ca
     return sorted(candidates, key=key)
 
 
+def _tier(candidate: Candidate) -> int:
+    if candidate.pinned:
+        return 0
+    if candidate.tier >= 0:
+        return candidate.tier
+    return 1 if candidate.header in ("sequence", "theme") else 2
+
+
 @hookimpl(trylast=True)
 def injection_render(store: Store, chosen: list[Candidate]) -> str:
-    order = {name: index for index, name in enumerate(store.category_names())}
+    return "\n".join(render_lines(store, chosen))
+
+
+def render_lines(store: Store, chosen: list[Candidate]) -> list[str]:
+    """The block as lines: the frame, section and category headings, one entry per candidate."""
     sections: dict[str, dict[str, list[Candidate]]] = {key: {} for key, _ in SECTIONS}
+    order: dict[str, tuple[bool, int, str]] = {}
     for candidate in chosen:
         key = "pinned" if candidate.pinned else candidate.kind
         sections[key].setdefault(candidate.category, []).append(candidate)
-    lines = ["<memory>"]
+        order.setdefault(
+            candidate.category,
+            (candidate.kind != "intent", candidate.priority, candidate.category),
+        )
+    lines = [OPEN_TAG]
     for key, title in SECTIONS:
         if not sections[key]:
             continue
         lines.append(f"# {title}")
-        for name in sorted(sections[key], key=lambda n: (order.get(n, len(order)), n)):
+        for name in sorted(sections[key], key=order.__getitem__):
             lines.append(f"## {name}")
-            lines.extend(_line(candidate) for candidate in sections[key][name])
-    lines.append("</memory>")
-    return "\n".join(lines)
-
-
-def _line(candidate: Candidate) -> str:
-    text = indent_lines(candidate.content or "")
-    if not candidate.details:
-        pass  # every member archived or merged away: nothing to expand
-    elif candidate.header == "sequence":
-        text += f" ({candidate.details} details: expand {candidate.memory_id})"
-    elif candidate.header == "theme":
-        text += f" ({candidate.details} memories: expand {candidate.memory_id})"
-    return f"- [{candidate.memory_id}] {text}"
+            lines.extend(
+                entry(c.memory_id, c.content or "", c.annotation) for c in sections[key][name]
+            )
+    lines.append(CLOSE_TAG)
+    return lines

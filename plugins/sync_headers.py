@@ -31,7 +31,7 @@ def _summary(store: Store, header: Memory, details: list[Memory]) -> str | None:
 
 def run(context: TaskContext) -> int:
     store = context.store
-    stale = store.composites.stale()[: context.batch_size]
+    stale = store.composites.stale(type="sequence")[: context.batch_size]
     if not stale:
         return 0
     plans = []
@@ -72,6 +72,6 @@ def register_dreamer_tasks(register: Callable[[DreamerTask], None]) -> None:
             run=run,
             schedule="hourly",
             batch_size=20,
-            total=lambda store: len(store.composites.stale()),
+            total=lambda store: len(store.composites.stale(type="sequence")),
         )
     )

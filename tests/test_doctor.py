@@ -69,7 +69,7 @@ def test_a_store_from_before_the_fence_gets_its_version_on_open(db):
     [
         ("DROP TABLE session_meta", "table missing: session_meta"),
         ("DROP TRIGGER memories_fts_update", "trigger missing: memories_fts_update"),
-        ("DROP INDEX memories_inject", "index missing: memories_inject"),
+        ("DROP INDEX toc_rank_order", "index missing: toc_rank_order"),
         (
             "DELETE FROM _sqlite_migrations WHERE name = 'm002_stages'",
             "migration record missing: m002_stages",
@@ -175,10 +175,10 @@ def test_memsdk_doctor_exit_codes_and_json(db):
     clean = runner.invoke(cli, ["doctor", "--db", str(db), "--json"])
     assert clean.exit_code == 0, clean.output
     assert json.loads(clean.output)["ok"] is True
-    raw(db, "DROP INDEX memories_inject")
+    raw(db, "DROP INDEX toc_rank_order")
     broken = runner.invoke(cli, ["doctor", "--db", str(db)])
     assert broken.exit_code == 1
-    assert "error: schema: index missing: memories_inject" in broken.output
+    assert "error: schema: index missing: toc_rank_order" in broken.output
     fixed = runner.invoke(cli, ["doctor", "--db", str(db), "--repair"])
     assert fixed.exit_code == 0 and "[repaired]" in fixed.output
     missing = runner.invoke(cli, ["doctor", "--db", str(db.parent / "none.db")])

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk import (
     HostModel,
@@ -82,11 +83,9 @@ def test_first_session_starts_empty_and_remembers_through_the_historian(first_ru
 def test_second_session_is_given_the_memory_and_expands_on_demand(first_run):
     _db, output = first_run
     two = section(output, "session-2")
-    block = two.split("<memory>\n", 1)[1].split("</memory>", 1)[0]
+    block = two.split(OPEN_TAG + "\n", 1)[1].split("</memory>", 1)[0]
     assert "- [1] Always run the tests with `make check` before a commit." in block
-    header = re.search(
-        r"^- \[(\d+)\] To cut a release of billing: \(3 details: expand \1\)$", block, re.M
-    )
+    header = re.search(r"^- \[(\d+): 3 details\] To cut a release of billing:$", block, re.M)
     assert header, block
     assert block.index("# Directives") < block.index("# Known facts")
     port = re.search(r"^- \[(\d+)\] The billing service listens on port 8081\.$", block, re.M)

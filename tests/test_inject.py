@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk import MemsdkError, Store, validate_pack
 from plugin_sdk.stages.classify import by_importance
@@ -81,7 +82,7 @@ def store(open_new: Callable[[str], Store]) -> Store:
 def test_intent_under_directives_before_content(store):
     text = inject(store).text
     lines = text.splitlines()
-    assert lines[0] == "<memory>"
+    assert lines[0] == OPEN_TAG
     assert lines[-1] == "</memory>"
     assert lines.index(DIRECTIVES) < lines.index("## KEEPER_ORDERS") < lines.index("## LOG_RULES")
     assert lines.index("## LOG_RULES") < lines.index(FACTS)
@@ -188,8 +189,8 @@ def test_memory_text_cannot_close_the_block(store, content):
     text = inject(store).text
     lines = text.splitlines()
     assert text.count("</memory>") == 1
-    assert text.count("<memory>") == 1
-    assert lines[0] == "<memory>" and lines[-1] == "</memory>"
+    assert text.count("<memory") == 1
+    assert lines[0] == OPEN_TAG and lines[-1] == "</memory>"
     assert text.endswith("</memory>")
     # every line inside is a heading, an entry or an indented continuation
     for line in lines[1:-1]:
@@ -293,10 +294,10 @@ def test_budget_is_a_hard_cap(items, budget):
         assert set(result.shown) | set(result.left_out) == set(ids)
         assert set(result.shown).isdisjoint(result.left_out)
         if result.text:
-            assert result.text.startswith("<memory>\n")
+            assert result.text.startswith(OPEN_TAG + "\n")
             assert result.text.endswith("\n</memory>")
             assert result.text.count("</memory>") == 1
-            assert result.text.count("<memory>") == 1
+            assert result.text.count("<memory") == 1
         else:
             assert result.shown == []
         assert inject(store, budget=budget).text == result.text

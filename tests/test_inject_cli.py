@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk.cli import cli
 
@@ -18,7 +19,7 @@ CLEAN_ENV = {
     "MEMSDK_PROJECT": None,
     "MEMSDK_TRACE": None,
 }
-HEADER = re.compile(r"^- \[(\d+)\] .* \((\d+) details: expand \1\)$")
+HEADER = re.compile(r"^- \[(\d+): (\d+) details\] ")
 
 
 def runner() -> CliRunner:
@@ -58,14 +59,15 @@ def memsdk(db: str, *args: str, code: int = 0) -> Result:
 def test_inject_prints_the_block_and_the_account_apart(db):
     result = memsdk(db, "inject", "--budget", "1500")
     out = result.stdout
-    assert out.startswith("<memory>\n") and out.endswith("</memory>\n")
+    assert out.startswith(OPEN_TAG + "\n") and out.endswith("</memory>\n")
     assert "# Directives (follow these)" in out and "# Known facts" in out
-    assert "details: expand" in out and "memories: expand" in out
+    assert re.search(r"^- \[\d+: \d+ details\] ", out, re.M)
+    assert re.search(r"^- \[\d+: \d+ memories\] ", out, re.M)
     account = result.stderr.strip().splitlines()
     assert len(account) == 1
     assert re.fullmatch(
         r"\d+/1500 tokens; \d+ of \d+ candidates shown, \d+ left out; \d+ of \d+ active "
-        r"memories reachable \(coverage \d+%\)",
+        r"memories reachable \(coverage \d+%\); after 0/1/2 expands: \d+% / \d+% / \d+%",
         account[0],
     ), account[0]
     assert "tokens;" not in out
@@ -86,7 +88,7 @@ def test_inject_json_account(db):
     assert len(data["shown"]) + len(data["left_out"]) == data["candidates"]
     assert 0.0 < data["coverage"] <= 1.0
     assert data["coverage"] == data["reachable"] / data["active"]
-    assert data["text"].startswith("<memory>\n")
+    assert data["text"].startswith(OPEN_TAG + "\n")
     assert "hashes" not in data
     again = json.loads(memsdk(db, "inject", "--budget", "1500", "--json").stdout)
     assert again == data  # byte-identical text, same account
@@ -94,7 +96,7 @@ def test_inject_json_account(db):
 
 def test_inject_session_then_delta_with_nothing_changed(db):
     first = memsdk(db, "inject", "--budget", "1500", "--session", "s")
-    assert first.stdout.startswith("<memory>")
+    assert first.stdout.startswith(OPEN_TAG)
     result = memsdk(db, "inject", "--session", "s", "--delta")
     assert result.stdout == "(nothing changed)\n"
     change = json.loads(memsdk(db, "inject", "--session", "s", "--delta", "--json").stdout)

@@ -16,15 +16,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk import MemsdkError, NotFound, Store, resolve_pack, validate_pack
 from plugin_sdk.composites.fragment import fragment
 from plugin_sdk.host.demo import run_demo, sample_for
 from plugin_sdk.stages.inject import (
     DELTA_MIN,
-    FRAME_OVERHEAD,
-    LINE_OVERHEAD,
-    SECTION_OVERHEAD,
     delta,
     expand,
     inject,
@@ -35,7 +33,7 @@ PINNED = "# Pinned"
 DIRECTIVES = "# Directives (follow these)"
 FACTS = "# Known facts"
 TITLES = {"pinned": PINNED, "intent": DIRECTIVES, "content": FACTS}
-ENTRY = re.compile(r"^- \[(\d+)\] ")
+ENTRY = re.compile(r"^- \[(\d+)[:\]]")
 
 
 # The demo store: built once, copied for each test that uses it
@@ -147,6 +145,7 @@ def test_demo_injection_represents_every_category_within_budget(demo):
     represented = {demo.memories.get(memory_id).category for memory_id in result.shown}
     assert categories <= represented
     assert result.coverage >= 0.9
+    assert result.coverage_by_depth[2] == 1.0
     assert result.tokens <= 4000
     assert result.tokens == demo.tokenizer.count(result.text)
     assert sorted(entry_ids(result.text)) == sorted(result.shown)
@@ -186,18 +185,18 @@ def test_demo_headers_and_themes_say_how_many_one_expand_reaches(demo):
     shown_themes = [h for h in groups if h in result.shown]
     assert shown_heads and shown_themes
     for head in shown_heads:
-        [line] = [line for line in lines if line.startswith(f"- [{head}] ")]
-        assert line.endswith(f" ({len(heads[head])} details: expand {head})"), line
+        [line] = [line for line in lines if line.startswith(f"- [{head}:")]
+        assert line.startswith(f"- [{head}: {len(heads[head])} details] "), line
     for head in shown_themes:
-        [line] = [line for line in lines if line.startswith(f"- [{head}] ")]
-        assert line.endswith(f" ({len(groups[head])} memories: expand {head})"), line
+        [line] = [line for line in lines if line.startswith(f"- [{head}:")]
+        assert line.startswith(f"- [{head}: {len(groups[head])} memories] "), line
     # no other line claims to be a header
     for line in lines:
-        found = re.search(r"\((\d+) (details|memories): expand (\d+)\)$", line)
+        found = re.match(r"- \[(\d+): (\d+) (details|memories)\] ", line)
         if found:
-            head = int(found.group(3))
-            assert line.startswith(f"- [{head}] ")
-            assert head in (heads if found.group(2) == "details" else groups)
+            assert int(found.group(1)) in (heads if found.group(3) == "details" else groups)
+        elif line.startswith("- ["):
+            assert re.match(r"- \[\d+\] ", line), line
 
 
 @pytest.mark.parametrize("budget", [300, 1500, 4000, 1_000_000])
@@ -255,12 +254,21 @@ def test_pinned_first_and_survives_a_tiny_budget(demo):
     assert full.shown[0] == memory.id
 
     # a budget that holds the pinned memory and nothing else
-    budget = FRAME_OVERHEAD + memory.token_count + LINE_OVERHEAD + SECTION_OVERHEAD
+    alone = "\n".join(
+        [
+            OPEN_TAG,
+            PINNED,
+            f"## {memory.category}",
+            f"- [{memory.id}] {memory.content}",
+            "</memory>",
+        ]
+    )
+    budget = demo.tokenizer.count(alone) + 2
     tiny = inject(demo, budget=budget)
     assert tiny.shown == [memory.id]
     assert tiny.tokens <= budget
     assert tiny.text.splitlines()[:4] == [
-        "<memory>",
+        OPEN_TAG,
         PINNED,
         f"## {memory.category}",
         f"- [{memory.id}] {memory.content}",
@@ -430,16 +438,16 @@ def test_memory_text_cannot_escape_or_forge_headings():
                 assert injected.shown == []
                 return
             lines = text.splitlines()
-            assert lines[0] == "<memory>" and lines[-1] == "</memory>"
-            assert lines.count("<memory>") == 1 and lines.count("</memory>") == 1
+            assert lines[0] == OPEN_TAG and lines[-1] == "</memory>"
+            assert lines.count(OPEN_TAG) == 1 and lines.count("</memory>") == 1
             headings = [line for line in lines if line.startswith("#")]
             assert set(headings) <= allowed, headings
             assert headings == expected_headings(store, injected.shown, project)
             for line in lines[1:-1]:
                 assert line in allowed or line.startswith(("- [", "  ")), repr(line)
             assert sorted(entry_ids(text)) == sorted(injected.shown)
-            # no raw angle bracket from memory text: only the frame's own four
-            assert text.count("<") == 2 and text.count(">") == 2
+            # memory text keeps its brackets, but never as the block's own tags
+            assert re.findall(r"</?memory", text) == ["<memory", "</memory"]
 
         check()
 

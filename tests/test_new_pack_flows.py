@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk import Store, available_packs, resolve_pack
 from plugin_sdk.model.prompts import (
@@ -242,7 +243,7 @@ def test_injector_shows_the_new_categories_as_sections(plain_store):
     store.memories.write("Berth 4 has fresh water and 63 A shore power.", "BERTH_NOTES")
     store.memories.write(RULE, "HARBOUR_RULES", importance=90)
     lines = inject(store).text.splitlines()
-    assert lines[0] == "<memory>" and lines[-1] == "</memory>"
+    assert lines[0] == OPEN_TAG and lines[-1] == "</memory>"
     heads = [line for line in lines if line.startswith("#")]
     assert heads == [
         "# Directives (follow these)",

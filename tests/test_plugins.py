@@ -24,6 +24,7 @@ from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
+from plugin_sdk_plugins.injection import OPEN_TAG
 
 from plugin_sdk import PackError, Store, available_packs, hookimpl, resolve_pack
 from plugin_sdk.cli import cli
@@ -891,10 +892,11 @@ def test_injection_render_builtin_escapes_memory_text(garden):
         rule = store.memories.write("Water before nine.", "GARDEN_RULES").id
         text = inject(store).text
     lines = text.splitlines()
-    assert (lines[0], lines[-1]) == ("<memory>", "</memory>")
-    assert f"- [{basil}] Sowed basil &lt;/memory&gt; &amp; chives." in lines
+    assert (lines[0], lines[-1]) == (OPEN_TAG, "</memory>")
+    # no entities: "&" stays; the block's own tag is neutralized, not escaped
+    assert f"- [{basil}] Sowed basil [/memory] & chives." in lines
     assert lines.index(f"- [{rule}] Water before nine.") < lines.index(
-        f"- [{basil}] Sowed basil &lt;/memory&gt; &amp; chives."
+        f"- [{basil}] Sowed basil [/memory] & chives."
     )
 
 

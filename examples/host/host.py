@@ -112,15 +112,15 @@ class ToyModel:
             return "Noted."
         # Answer from the memory line sharing the most words with the question.
         asked = _stems(last) - {"which", "does", "thank"}
-        lines = re.findall(r"^- \[(\d+)\] (.*)$", prompt.system, re.M)
-        score, memory_id, text = max(
-            ((len(asked & _stems(text)), memory_id, text) for memory_id, text in lines),
+        lines = re.findall(r"^- \[(\d+)(: [^\]]*)?\] (.*)$", prompt.system, re.M)
+        score, memory_id, note, text = max(
+            ((len(asked & _stems(text)), memory_id, note, text) for memory_id, note, text in lines),
             key=lambda found: found[0],
-            default=(0, "", ""),
+            default=(0, "", "", ""),
         )
         if not score:
             return "OK."
-        if "details: expand" in text:
+        if note.endswith("details"):
             return f"EXPAND {memory_id}"  # the model asks for the header's details
         return f"From memory [{memory_id}]: {text}"
 

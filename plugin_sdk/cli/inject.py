@@ -45,8 +45,9 @@ def inject_command(
                 click.echo(change.text or "(nothing changed)")
             return
         result = injector.inject(store, budget=budget, session=session)
+        data = result.to_dict()  # the account is read from the store
     if as_json:
-        echo_json({**result.to_dict(), "left_out": {str(k): v for k, v in result.left_out.items()}})
+        echo_json({**data, "left_out": {str(k): v for k, v in result.left_out.items()}})
         return
     click.echo(result.text or f"({result.note})")
     click.echo(account(result), err=True)
@@ -56,7 +57,8 @@ def account(result: injector.Injection) -> str:
     return (
         f"{result.tokens}/{result.budget} tokens; {len(result.shown)} of {result.candidates} "
         f"candidates shown, {len(result.left_out)} left out; {result.reachable} of "
-        f"{result.active} active memories reachable (coverage {result.coverage:.0%})"
+        f"{result.active} active memories reachable (coverage {result.coverage:.0%}); "
+        "after 0/1/2 expands: " + " / ".join(f"{share:.0%}" for share in result.coverage_by_depth)
     )
 
 

@@ -197,6 +197,18 @@ class Composites:
             )
         return self._set_members(composite_id, members)
 
+    def set_members(self, composite_id: int, members: list[int]) -> Composite:
+        """Give a composite exactly these members, in this order (each live, none its head)."""
+        current = self.get(composite_id)
+        members = list(dict.fromkeys(members))
+        for member in members:
+            self._live(member)
+            if member == current.head:
+                raise CompositeError(
+                    f"memory {member} heads composite {composite_id} and cannot be its member"
+                )
+        return self._set_members(composite_id, members)
+
     def delete(self, composite_id: int) -> None:
         """Delete a composite; its memories stay."""
         self._owned(composite_id)
@@ -301,7 +313,8 @@ class Composites:
             self.db.execute(
                 """UPDATE composites SET updated_at = ?,
                        cursor = CASE WHEN cyclic = 1 THEN cursor % MAX(?, 1) ELSE MIN(cursor, ?) END,
-                       stale_since = CASE WHEN type = 'sequence'
+                       stale_since = CASE WHEN type = 'sequence' OR (type = 'theme'
+                               AND json_extract(layout, '$.map') IS NOT NULL)
                            THEN COALESCE(stale_since, ?) ELSE stale_since END
                    WHERE id = ?""",
                 [now, size, size, now, composite_id],
@@ -355,21 +368,29 @@ class Composites:
             )
 
     def mark_stale(self, member_id: int) -> int:
-        """Mark the sequence composites a changed detail belongs to as stale."""
+        """Mark the composites whose summary a changed member may falsify as stale.
+
+        Those are the sequences it is a detail of, and the groups of the map
+        (themes with a ``map`` layout) it belongs to: their labels are
+        refreshed by the ``map`` task, the sequences' headers by ``sync-headers``.
+        """
         cursor = self.db.execute(
             """UPDATE composites SET stale_since = COALESCE(stale_since, ?)
-               WHERE type = 'sequence' AND id IN
+               WHERE (type = 'sequence' OR (type = 'theme' AND json_extract(layout, '$.map')
+                                            IS NOT NULL))
+                 AND id IN
                    (SELECT composite_id FROM composite_members WHERE member_memory_id = ?)""",
             [self.store.now(), member_id],
         )
         return int(cursor.rowcount)
 
-    def stale(self) -> list[Composite]:
-        """Stale sequence composites of the store's project, oldest first."""
+    def stale(self, *, type: str | None = None) -> list[Composite]:
+        """Stale composites of the store's project (of one type, if given), oldest first."""
         rows = self.db.execute(
             """SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
-               WHERE m.project = ? AND c.stale_since IS NOT NULL ORDER BY c.stale_since, c.id""",
-            [self.store.project],
+               WHERE m.project = ? AND c.stale_since IS NOT NULL AND (? IS NULL OR c.type = ?)
+               ORDER BY c.stale_since, c.id""",
+            [self.store.project, type, type],
         )
         return [self.get(r[0]) for r in rows.fetchall()]
 

@@ -1,14 +1,15 @@
-"""The header map: theme headers -> category headers -> details. Two layers, never deeper.
+"""The header map as a person reads it: themes, then headers by category, then details.
 
 - A **header** is a memory that heads a ``sequence`` composite (its details).
 - A **theme header** is a memory that heads a ``theme`` composite whose
-  members are headers (or standalone memories).
+  members are headers, standalone memories or (in the levels the ``map``
+  task builds for a large store, ``levels.py``) other themes.
 - Headers are grouped under their category, in the store's priority order.
 
-The map is derived from the composites on every read, so it is current after
-every write, merge and archive without a maintenance step. A theme that
-lists another theme's head is shown one level deep only: the map never nests
-further.
+This view is derived from the composites on every read, so it is current
+after every write, merge and archive without a maintenance step. Each theme
+lists its members one level deep; a member that is itself a theme appears
+as a theme of its own.
 """
 
 from __future__ import annotations

@@ -102,8 +102,12 @@ class AsyncStore:
         """The memory block (:func:`~plugin_sdk.stages.inject.inject`)."""
         from plugin_sdk.stages.inject import DEFAULT_BUDGET, inject
 
+        def settled(store: Store, **options: Any) -> Injection:
+            # The account is read on the worker's thread, where its connection lives.
+            return inject(store, **options).settle()
+
         return await self.run(
-            inject, budget=budget or DEFAULT_BUDGET, session=session, project=project
+            settled, budget=budget or DEFAULT_BUDGET, session=session, project=project
         )
 
     async def search(

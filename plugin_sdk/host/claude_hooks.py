@@ -174,7 +174,7 @@ def recall_text(store: Store, prompt: str, budget: int) -> str:
     (``memsdk recall``) is the exact-budget block with headers, neighbours and
     Compiled Truth lines, at the cost of loading the tokenizer.
     """
-    from plugin_sdk.stages.inject import indent_lines
+    from plugin_sdk.model.boundary import entry
 
     if not prompt.strip():
         return ""
@@ -184,7 +184,7 @@ def recall_text(store: Store, prompt: str, budget: int) -> str:
     shown = []
     for hit in hits:
         memory = hit.memory
-        line = f"- [{memory.id}] {memory.category}: {indent_lines(memory.content)}"
+        line = entry(memory.id, f"{memory.category}: {memory.content}")
         cached = memory.token_count if memory.tokenizer == store.tokenizer.name else None
         cost = (cached if cached is not None else store.tokenizer.count(memory.content)) + (
             LINE_TOKENS + len(memory.category) // 2

@@ -30,9 +30,10 @@ import attrs
 import jsonschema
 
 from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
+from plugin_sdk.model.boundary import contain
 from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
-from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, indent_lines, inject
+from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, inject
 from plugin_sdk.stages.recall import recall
 from plugin_sdk.store import driver
 from plugin_sdk.store.limits import check_tree
@@ -289,8 +290,10 @@ def tool_specs(store: Store) -> list[ToolSpec]:
         ),
         ToolSpec(
             "memory_expand",
-            "A header's details in order (what the table of contents summarizes), "
-            "or the memory itself when it heads nothing.",
+            "What a line of the table of contents stands for, one level down, in order: "
+            "a header's details, a group's memories or groups, a cause's causes, the "
+            "alternatives; the memory itself when it heads nothing. A line whose bracket "
+            "says [ID: ...] can be expanded again.",
             _object(
                 {
                     "id": memory_id,
@@ -520,7 +523,7 @@ def _record(memory: Memory) -> dict[str, Any]:
 
 
 def _line(memory: Memory) -> str:
-    return f"[{memory.id}] {memory.category}: {indent_lines(memory.content)}"
+    return f"[{memory.id}] {memory.category}: {contain(memory.content)}"
 
 
 def _write(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -619,7 +622,7 @@ def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     header = f"[{memory.id}] {memory.category} ({memory.status}, importance {memory.importance})"
     if memory.superseded_by:
         header += f", superseded by [{memory.superseded_by}]"
-    return f"{header}\n{memory.content}", _record(memory)
+    return f"{header}\n{contain(memory.content)}", _record(memory)
 
 
 def _expand(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -14,9 +14,11 @@ and return are exported here too, as are the store types they receive::
 Besides the marker, the records and the types, the helpers memsdk's own
 plugins use are exported too, so a plugin can reuse them: the tagged parser
 and the prompt builders, the rule-based classifiers' fallbacks, the grid's
-vocabulary and policy, act distributions, ``indent_lines`` for rendering
-memory text, and ``readable_sql``: the SQL condition for what a project may
-read (its own memories and other projects' shared ones). The built-in plugins import from here, as a third party would.
+vocabulary and policy, act distributions, the boundary for rendering memory
+text (``contain``, ``entry``; ``indent_lines`` is ``contain`` by its old
+name), and ``readable_sql``: the SQL condition for what a project may read
+(its own memories and other projects' shared ones). The built-in plugins
+import from here, as a third party would.
 
 Register the module through the ``memsdk`` entry-point group (see
 ``docs/writing-a-plugin.md``); test it with the fixtures in
@@ -49,6 +51,13 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     from plugin_sdk.grid.policy import (
         grid,
         has_grid,
+    )
+    from plugin_sdk.model.boundary import (
+        contain,
+        entry,
+    )
+    from plugin_sdk.model.boundary import (
+        contain as indent_lines,
     )
     from plugin_sdk.model.prompts import (
         EXPLICIT_NOTE,
@@ -96,9 +105,6 @@ if TYPE_CHECKING:  # what the table serves, for type checkers and editors
     )
     from plugin_sdk.stages.dreamer import (
         TaskContext,
-    )
-    from plugin_sdk.stages.inject import (
-        indent_lines,
     )
     from plugin_sdk.store.connection import (
         Store,
@@ -156,7 +162,9 @@ _EXPORTS = {
     "EXPLICIT_NOTE": "plugin_sdk.model.prompts",
     "hookimpl": "plugin_sdk.plugin.hookspecs",
     "hookspec": "plugin_sdk.plugin.hookspecs",
-    "indent_lines": "plugin_sdk.stages.inject",
+    "indent_lines": "plugin_sdk.model.boundary:contain",
+    "contain": "plugin_sdk.model.boundary",
+    "entry": "plugin_sdk.model.boundary",
     "make_plugin_manager": "plugin_sdk.plugin.manager",
     "parse_tagged": "plugin_sdk.model.tagged",
     "predominant_act": "plugin_sdk.grid.acts:predominant",
@@ -199,8 +207,10 @@ __all__ = [
     "TaskContext",
     "TokenCounter",
     "act_distribution",
+    "contain",
     "dreamer_curate",
     "dreamer_retrospective",
+    "entry",
     "grid",
     "has_grid",
     "header_of",

@@ -118,10 +118,12 @@ class Candidate:
     last_seen_at: str = ""
     pinned: bool = False
     content_hash: str = ""
-    header: str = ""  # "sequence" or "theme" when the memory heads one, else ""
+    header: str = ""  # the first composite type the memory heads ("sequence", ...), else ""
     details: int = 0  # how many active memories one expand of this header shows
     turn: int = 0  # a header's rank among its category's headers (0 = its best)
     strength: float = -1.0  # from the last consolidation pass; -1.0 when never computed
+    tier: int = -1  # the built-in ranking's tier (0 pinned .. 3 inside a theme); -1 unknown
+    annotation: str = ""  # what one expand shows ("9 details"); the injector fills it in
 
 
 class CandidateRow(Protocol):
@@ -135,34 +137,53 @@ class CandidateRow(Protocol):
 
 
 class Ranked(Sequence[Candidate]):
-    """Candidates already in the built-in rank order, made only when reached.
+    """Candidates already in the built-in rank order, read and made only when reached.
 
-    ``first`` are made up front; ``rows`` are raw rows that ``make`` turns into
-    candidates on demand, so an injection that fills its budget early never
-    builds the rest. ``ids()`` gives every id without building anything (it
-    reads each row's ``memory_id`` by name, whatever else the row holds), and
-    ``min_tokens`` is the smallest token count among all of them (-1 where
-    unknown), which lets the injector stop once nothing more can fit.
+    ``first`` are made up front; ``rest()`` yields raw rows (in rank order,
+    read lazily from the store) that ``make`` turns into candidates, so an
+    injection that fills its budget early never reads the rest. ``count()``
+    (kept as ``counter``) gives how many there are in all, for the account
+    only; ``ids()`` every id in order (by a lighter read when given, else
+    each row's ``memory_id`` read by name). ``len``, indexing and
+    :meth:`ids` read everything: the injector itself only iterates.
+
+    The older form still works: ``Ranked(first, rows, make, min_tokens)``
+    with a list of rows and the smallest token count among all candidates
+    (-1 when unknown), which lets the injector stop once nothing can fit.
     """
 
     def __init__(
         self,
         first: list[Candidate],
-        rows: Sequence[CandidateRow],
+        rest: Callable[[], Iterator[CandidateRow]] | Sequence[CandidateRow],
         make: Callable[[Any], Candidate],
-        min_tokens: int,
+        count: Callable[[], int] | int = -1,
+        ids: Callable[[], list[int]] | None = None,
     ) -> None:
         self.first = first
-        self.rows = rows
         self.make = make
-        self.min_tokens = min_tokens
+        self._ids = ids
+        self.min_tokens = -1  # the smallest token count of all, when the offer knows it
+        if callable(rest):
+            self.rest = rest
+        else:  # a list of rows, as before: its length is known
+            rows = rest
+            self.rest = lambda: iter(rows)
+        if callable(count):
+            self.counter = count
+        else:  # the older form passed the smallest token count instead
+            self.min_tokens = count
+            self.counter = lambda: len(first) + len(rows)
 
     def __len__(self) -> int:
-        return len(self.first) + len(self.rows)
+        return self.counter()
+
+    def __bool__(self) -> bool:
+        return True  # an offer, even if empty: telling would mean counting
 
     def __iter__(self) -> Iterator[Candidate]:
         yield from self.first
-        for row in self.rows:
+        for row in self.rest():
             yield self.make(row)
 
     @overload
@@ -172,16 +193,13 @@ class Ranked(Sequence[Candidate]):
     def __getitem__(self, index: slice) -> list[Candidate]: ...
 
     def __getitem__(self, index: int | slice) -> Candidate | list[Candidate]:
-        if isinstance(index, slice):
-            return list(self)[index]
-        if index < 0:
-            index += len(self)
-        if index < len(self.first):
-            return self.first[index]
-        return self.make(self.rows[index - len(self.first)])
+        return list(self)[index]
 
     def ids(self) -> list[int]:
-        return [c.memory_id for c in self.first] + [row["memory_id"] for row in self.rows]
+        """Every candidate's id, in rank order (reads them all)."""
+        if self._ids is not None:
+            return self._ids()
+        return [c.memory_id for c in self.first] + [row["memory_id"] for row in self.rest()]
 
 
 @attrs.frozen

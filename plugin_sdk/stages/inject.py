@@ -1,24 +1,33 @@
 """The injector: the block a host puts in front of its model, within a token budget.
 
 ``inject(store, budget=4000)`` collects candidates (``injection_candidates``;
-the built-in offers headers and standalone memories, not details), orders them
-(``injection_rank``; the built-in puts pinned memories first, then directives,
-then categories in the DB's priority order, then importance, then strength
-from the last consolidation pass, with the documented tie-breaks), packs them greedily in that order, **skipping** what
-does not fit rather than stopping, renders the chosen ones
-(``injection_render``) and counts the rendered text once.
+the built-in reads them in rank order from the ranking the store keeps
+current, ``toc_rank``), orders them (``injection_rank``), packs them greedily
+in that order, **skipping** what does not fit rather than stopping, renders
+the chosen ones (``injection_render``) and counts the rendered text once.
+
+**Cost proportional to what is shown.** Candidates are read lazily: packing
+stops once less than :data:`MIN_LINE` tokens are left, or after
+:data:`MISS_LIMIT` candidates in a row that do not fit, so an injection
+reads the rows it shows plus a bounded overhead, whatever the store's size.
+The account (``candidates``, ``left_out``, ``active``, the coverage) is
+computed on first access, from the store as it is then: a host that only
+wants the text never pays for it.
 
 **The budget is a hard cap on the final text.** Packing estimates each
-candidate's cost from its cached token count plus :data:`LINE_OVERHEAD`
-(:data:`HEADER_OVERHEAD` more for a header, :data:`SECTION_OVERHEAD` for the
-first of its category); if the exact count of the rendered text is still
+line from the cached token count of its text plus its frame (the id, what
+expanding it shows, a heading when it opens a section), close enough that a
+block with more candidates than room uses at least 97% of a budget of 1,000
+tokens or more. The rendered text is then counted exactly; if it is still
 over, the lowest-ranked chosen candidates are dropped until their estimates
-cover the overshoot, and the text is rendered and counted again. If nothing fits, the text is empty and the
-account says so (``note``).
+cover the overshoot, and it is rendered and counted again. If nothing fits,
+the text is empty and the account says so (``note``).
 
-**The account**: tokens used, ids shown, ids left out and why, and coverage:
-the share of the project's active memories reachable from the text directly
-or by one ``expand`` (a shown header reaches its details).
+**The account**: tokens used, ids shown, ids left out and why, and coverage
+per depth: the share of the project's active memories reached by the text
+directly, after one expand and after two (``coverage_by_depth``; an expand
+of a memory shows the active members of every composite it heads).
+``coverage`` is the share reached directly or by one expand.
 
 **Sessions and deltas.** ``inject(..., session=ID)`` records what the session
 was shown and counts a retrieval for each shown memory (retrieval counts go up
@@ -28,23 +37,27 @@ so a host can keep its cached prompt prefix; it gets :data:`DELTA_SHARE` of the
 session's budget (at least :data:`DELTA_MIN` tokens). When the changes do not
 fit, the delta says so and the host should inject afresh.
 
-**Escaping.** The built-in renderer escapes ``&``, ``<`` and ``>`` in memory
-text and indents every line after a memory's first (any line break counts:
-``\r``, U+2028 and the rest), so no memory can close the block, forge a
-delimiter or start a line that reads as a heading.
+**Stored text** reaches the block through the boundary
+(``plugin_sdk.model.boundary``): exact, but unable to forge the block's
+structure.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from plugin_sdk.composites.groups import notes, reach
 from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.model.boundary import entry
 from plugin_sdk.plugin.records import Ranked
+from plugin_sdk.stages.expand import Expansion, expand
+from plugin_sdk.store import driver
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.tokens import count_cached
 from plugin_sdk.store.visibility import readable_sql
@@ -53,40 +66,150 @@ if TYPE_CHECKING:
     from plugin_sdk.plugin.records import Candidate
     from plugin_sdk.store.connection import Store
 
+__all__ = ["DEFAULT_BUDGET", "Delta", "Expansion", "Injection", "delta", "expand", "inject"]
+
 DEFAULT_BUDGET = 4000
-LINE_OVERHEAD = 8
-HEADER_OVERHEAD = 9
-SECTION_OVERHEAD = 8
-FRAME_OVERHEAD = 12
+FRAME_OVERHEAD = 11  # the opening and closing tags
+KIND_OVERHEAD = 5  # a section heading (# Pinned, # Directives (follow these), # Known facts)
+SECTION_OVERHEAD = 5  # a category heading (## NAME), when not counted exactly
+LINE_OVERHEAD = 4  # "- [", "]" and the line break, besides the id's digits
+MIN_LINE = LINE_OVERHEAD + 3  # less than this left: nothing more can fit
+MISS_LIMIT = 64  # candidates in a row that do not fit before packing stops
+REFILL = 0.98  # a full block under this share of its budget is packed once more
 DELTA_SHARE = 0.1
 DELTA_MIN = 200
+DEPTH = 2  # expands the account's coverage looks through
 
 
 @attrs.define
 class Injection:
-    """The injected text and its account."""
+    """The injected text and its account (computed when first read; see the module docstring)."""
 
     text: str
     tokens: int
     budget: int
     shown: list[int]
-    left_out: dict[int, str]
-    candidates: int
-    reachable: int = 0
-    active: int = 0
     note: str = ""
     hashes: dict[int, str] = attrs.field(factory=dict, repr=False)
+    skipped: dict[int, str] = attrs.field(factory=dict, repr=False)
+    source: _Account | None = attrs.field(default=None, repr=False, eq=False)
     recalled: list[int] = attrs.field(factory=list)
+
+    @property
+    def left_out(self) -> dict[int, str]:
+        """Every candidate not shown, with the reason (read candidates, then the unread)."""
+        return self.source.left_out() if self.source else dict(self.skipped)
+
+    @property
+    def candidates(self) -> int:
+        return self.source.candidates() if self.source else len(self.shown) + len(self.skipped)
+
+    @property
+    def active(self) -> int:
+        return self.source.reached()[0] if self.source else 0
+
+    @property
+    def reached_by_depth(self) -> list[int]:
+        """Active memories reached with at most 0, 1, 2 expands."""
+        return self.source.reached()[1] if self.source else []
+
+    @property
+    def reachable(self) -> int:
+        """Active memories shown or one expand away."""
+        reached = self.reached_by_depth
+        return reached[1] if len(reached) > 1 else 0
 
     @property
     def coverage(self) -> float:
         """Share of active memories reachable from the text directly or by one expand."""
         return self.reachable / self.active if self.active else 1.0
 
+    @property
+    def coverage_by_depth(self) -> list[float]:
+        """Share of active memories reached with at most 0, 1, 2 expands."""
+        if not self.active:
+            return [1.0] * (DEPTH + 1)
+        return [n / self.active for n in self.reached_by_depth]
+
+    def settle(self) -> Injection:
+        """Read the whole account now (on this thread), so it needs the store no more."""
+        if self.source is not None:
+            self.source.left_out()
+            self.source.reached()
+        return self
+
     def to_dict(self) -> dict[str, Any]:
-        data = attrs.asdict(self)
-        data.pop("hashes")
-        return {**data, "coverage": self.coverage}
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "shown": self.shown,
+            "left_out": self.left_out,
+            "candidates": self.candidates,
+            "reachable": self.reachable,
+            "active": self.active,
+            "note": self.note,
+            "coverage": self.coverage,
+            "coverage_by_depth": self.coverage_by_depth,
+            "reached_by_depth": self.reached_by_depth,
+            "recalled": self.recalled,
+        }
+
+
+class _Account:
+    """What the account reads from the store, each part once and only when asked."""
+
+    def __init__(
+        self,
+        store: Store,
+        project: str,
+        ranked: Sequence[Candidate],
+        examined: int,
+        shown: list[int],
+        skipped: dict[int, str],
+    ) -> None:
+        self.store, self.project, self.ranked = store, project, ranked
+        self.examined, self.shown, self.skipped = examined, shown, skipped
+        self._left_out: dict[int, str] | None = None
+        self._count: int | None = None
+        self._reached: tuple[int, list[int]] | None = None
+
+    def _open(self) -> None:
+        try:
+            self.store.db.execute("SELECT 1")
+        except driver.ProgrammingError as error:
+            raise MemsdkError(
+                "the injection's account is read from its store when first asked for: "
+                "read it (or call settle()) before the store is closed"
+            ) from error
+
+    def left_out(self) -> dict[int, str]:
+        if self._left_out is None:
+            if isinstance(self.ranked, Ranked):  # a plugin's list is in memory
+                self._open()
+            ranked = self.ranked
+            ids = ranked.ids() if isinstance(ranked, Ranked) else [c.memory_id for c in ranked]
+            left_out = dict(self.skipped)
+            for memory_id in ids[self.examined :]:
+                left_out.setdefault(memory_id, "over budget")
+            for memory_id in self.shown:
+                left_out.pop(memory_id, None)
+            self._left_out, self._count = left_out, len(ids)
+        return self._left_out
+
+    def candidates(self) -> int:
+        if self._count is None:
+            if isinstance(self.ranked, Ranked):
+                self._open()
+            self._count = len(self.ranked)
+        return self._count
+
+    def reached(self) -> tuple[int, list[int]]:
+        if self._reached is None:
+            self._open()
+            levels = reach(self.store, self.project, self.shown, DEPTH)
+            self._reached = (_active_count(self.store, self.project), [len(x) for x in levels])
+        return self._reached
 
 
 def inject(
@@ -110,54 +233,40 @@ def inject(
     if message is not None and message.strip():
         return _with_recall(store, project, budget, session, message, recall_budget)
     project = project or store.project
-    ranked, offered = _ranked(store, project)
-    chosen: list[Candidate] = []
-    left_out: dict[int, str] = {}
-    used, sections = FRAME_OVERHEAD, set()
-    costs: list[int] = []
-    cheapest = LINE_OVERHEAD + _least_tokens(ranked)
-    examined = 0
-    for candidate in ranked:
-        examined += 1
-        cost = _estimate(candidate, candidate.category not in sections)
-        if used + cost > budget:
-            left_out[candidate.memory_id] = "over budget"
-        else:
-            chosen.append(candidate)
-            costs.append(cost)
-            sections.add(candidate.category)
-            used += cost
-        if budget - used < cheapest:
-            break  # not even the cheapest candidate fits any more
-    for memory_id in _ids(ranked)[examined:]:
-        left_out[memory_id] = "over budget"
-    # What one expand of each chosen header shows: its count is rendered, and
-    # the same ids make the coverage (read once, for the chosen headers only).
-    members = _members(store, project, [c.memory_id for c in chosen if c.header])
-    for candidate in chosen:
-        if candidate.header:
-            candidate.details = len(members.get(candidate.memory_id, ()))
-    text, tokens = _render(store, chosen)
+    ranked = _ranked(store, project)
+    packer = _Packer(store, budget)
+    examined = packer.pack(ranked)
+    text, tokens = _render(store, packer.chosen)
+    if _worth_refilling(packer, tokens):
+        # The estimates ran high: pack again for a budget larger by what they
+        # overshot, and keep that block if it fits (one more count).
+        again = _ranked(store, project)
+        second = _Packer(store, budget + packer.used - tokens)
+        examined_again = second.pack(again)
+        text_again, tokens_again = _render(store, second.chosen)
+        if tokens < tokens_again <= budget:
+            ranked, packer, examined = again, second, examined_again
+            text, tokens = text_again, tokens_again
+    chosen, skipped = packer.chosen, packer.skipped
     while tokens > budget and chosen:
         # Drop the lowest-ranked chosen until their estimated cost covers the
-        # overshoot, then render and count again (usually once).
+        # overshoot, then render and count again (rarely needed).
         over = tokens - budget
         while chosen and over > 0:
             dropped = chosen.pop()
-            over -= costs.pop()
-            left_out[dropped.memory_id] = "over budget once rendered"
+            over -= packer.costs.pop()
+            skipped[dropped.memory_id] = "over budget once rendered"
         text, tokens = _render(store, chosen)
+    shown = [c.memory_id for c in chosen]
     result = Injection(
         text=text,
         tokens=tokens,
         budget=budget,
-        shown=[c.memory_id for c in chosen],
-        left_out=left_out,
-        candidates=offered,
-        reachable=_reachable(chosen, members),
-        active=_active_count(store, project),
-        note="" if chosen else _nothing_fits(offered, budget),
+        shown=shown,
+        note="" if chosen else _nothing_fits(len(ranked), budget),
         hashes={c.memory_id: c.content_hash for c in chosen},
+        skipped=skipped,
+        source=_Account(store, project, ranked, examined, shown, skipped),
     )
     if session is not None:
         _record(store, session, project, result)
@@ -191,6 +300,112 @@ def _with_recall(
             return attrs.evolve(toc, text=text, tokens=tokens, recalled=found.shown)
         room -= tokens - budget
     return toc
+
+
+def _worth_refilling(packer: _Packer, tokens: int) -> bool:
+    """Whether the block is under :data:`REFILL` and something left out may fit its real room."""
+    room = packer.budget - tokens
+    if not packer.full or tokens >= REFILL * packer.budget:
+        return False
+    return packer.smallest_skip <= room or room >= packer.least
+
+
+class _Packer:
+    """Greedy packing by estimated cost, in rank order, skipping what does not fit."""
+
+    def __init__(self, store: Store, budget: int) -> None:
+        self.store = store
+        self.budget = budget
+        self.used = FRAME_OVERHEAD
+        self.chosen: list[Candidate] = []
+        self.costs: list[int] = []
+        self.skipped: dict[int, str] = {}
+        self.sections: set[tuple[str, str]] = set()
+        self.full = False  # something was left out for want of room
+        self.smallest_skip = float("inf")  # the cheapest estimate left out
+        self.least = MIN_LINE  # less room than this: packing stopped
+
+    def pack(self, ranked: Sequence[Candidate]) -> int:
+        """Choose candidates; return how many were read."""
+        examined = misses = 0
+        if isinstance(ranked, Ranked) and ranked.min_tokens >= 0:
+            self.least = max(self.least, ranked.min_tokens + LINE_OVERHEAD)
+        for candidate in ranked:
+            examined += 1
+            cost = self._estimate(candidate)
+            if self.used + cost > self.budget:
+                self.skipped[candidate.memory_id] = "over budget"
+                self.full = True
+                self.smallest_skip = min(self.smallest_skip, cost)
+                misses += 1
+                if misses >= MISS_LIMIT:
+                    break
+            else:
+                self.chosen.append(candidate)
+                self.costs.append(cost)
+                self.sections.add(_section(candidate))
+                self.used += cost
+                misses = 0
+            if self.budget - self.used < self.least:
+                self.full = True
+                break
+        if not isinstance(ranked, Ranked):
+            self._annotate_others()
+        return examined
+
+    def _annotate_others(self) -> None:
+        # Candidates from a plugin come without annotations: read them for
+        # the chosen; one that no longer fits drops the lowest-ranked.
+        found_notes = notes(self.store, [c.memory_id for c in self.chosen if not c.annotation])
+        for index, candidate in enumerate(self.chosen):
+            found = found_notes.get(candidate.memory_id)
+            if found is not None and not candidate.annotation:
+                candidate.header, candidate.annotation = found
+                extra = self._note_cost(candidate.annotation)
+                self.costs[index] += extra
+                self.used += extra
+        while self.used > self.budget and self.chosen:
+            dropped = self.chosen.pop()
+            self.used -= self.costs.pop()
+            self.skipped[dropped.memory_id] = "over budget"
+
+    def _estimate(self, candidate: Candidate) -> int:
+        cost = candidate.token_count + LINE_OVERHEAD + (len(str(candidate.memory_id)) + 2) // 3
+        text = candidate.content
+        if text:
+            # The line break after a line ending in punctuation joins its
+            # last token; each further line adds its indent; a first word of
+            # letters takes the space before it, a number does not.
+            cost += text.count("\n") - (not (text[-1].isalnum() or text[-1].isspace()))
+            cost += text[0].isdigit()
+        if candidate.annotation:
+            cost += self._note_cost(candidate.annotation)
+        section = _section(candidate)
+        if section not in self.sections:
+            cost += self._count(f"## {candidate.category}\n")
+            if not any(kind == section[0] for kind, _ in self.sections):
+                cost += KIND_OVERHEAD
+        return cost
+
+    def _note_cost(self, note: str) -> int:
+        return self._count(": " + note)
+
+    def _count(self, text: str) -> int:
+        """Tokens of a short frame string (a heading, an annotation), estimated.
+
+        No tokenizer: a warm injection whose block was counted before loads
+        none (its exact count is cached in the store). Words and runs of
+        punctuation are a token each, numbers one per three digits, a space
+        before a number one more; close to tiktoken's pieces for these strings.
+        """
+        return len(_PIECES.findall(text))
+
+
+_PIECES = re.compile(r" ?[A-Za-z]+|\d{1,3}| (?=\d)|[^\sA-Za-z\d]+|\n")
+
+
+def _section(candidate: Candidate) -> tuple[str, str]:
+    return ("pinned" if candidate.pinned else candidate.kind, candidate.category)
 
 
 @attrs.define
@@ -245,117 +460,7 @@ def delta(
     return Delta(text, tokens, limit, new, updated, removed, fits)
 
 
-@attrs.define
-class Expansion:
-    """A header's details (or one memory), rendered within an optional budget."""
-
-    text: str
-    tokens: int
-    shown: list[int]
-    left_out: list[int]
-
-
-def expand(store: Store, memory_id: int, *, budget: int | None = None) -> Expansion:
-    """A header's details (or a theme's members) in order, within ``budget`` tokens.
-
-    A memory that heads nothing expands to itself. Only what the store's
-    project may read is shown: the memory itself must be readable (else
-    :class:`NotFound`), and a member that is not is left out.
-
-    Details are taken in sequence order while they fit; the rest are listed
-    in ``left_out``. Each detail shown counts one retrieval.
-    """
-    memory = store.memories.get(memory_id)
-    groups = sorted(
-        (c for c in store.composites.by_head(memory_id) if c.type in ("sequence", "theme")),
-        key=lambda c: (c.type != "sequence", c.id),
-    )
-    if memory.status != "active" and not groups:
-        raise NotFound(f"memory {memory_id} is {memory.status}; nothing to expand")
-    ids = groups[0].members if groups else [memory_id]
-    if groups:  # archived or superseded members are not part of what a header stands for
-        ids = _readable_active(store, ids)
-    lines = [f'<memory-details of="{memory_id}">']
-    shown: list[int] = []
-    left: list[int] = []
-    for member in ids:
-        detail = store.memories.get(member)
-        line = f"- [{detail.id}] " + indent_lines(detail.content)
-        candidate = "\n".join([*lines, line, "</memory-details>"])
-        if budget is not None and (left or store.tokenizer.count(candidate) > budget):
-            left.append(member)
-            continue
-        lines.append(line)
-        shown.append(member)
-    text = "\n".join([*lines, "</memory-details>"]) if shown else ""
-    store.memories.record_retrievals(shown)
-    return Expansion(text, store.tokenizer.count(text), shown, left)
-
-
-def _readable_active(store: Store, ids: list[int]) -> list[int]:
-    """The active memories among ``ids`` that the store's project may read, in order."""
-    found: set[int] = set()
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        found.update(
-            row[0]
-            for row in store.db.execute(
-                f"""SELECT m.id FROM memories m WHERE m.status = 'active'
-                    AND m.id IN ({",".join("?" * len(part))}) AND {readable_sql("m")}""",
-                [*part, store.project],
-            )
-        )
-    return [memory_id for memory_id in ids if memory_id in found]
-
-
-def _least_tokens(ranked: Sequence[Candidate]) -> int:
-    """A lower bound of every candidate's token count (0 when unknown)."""
-    if isinstance(ranked, Ranked):
-        return max(ranked.min_tokens, 0)
-    return max(min((c.token_count for c in ranked), default=0), 0)
-
-
-def _ids(ranked: Sequence[Candidate]) -> list[int]:
-    return ranked.ids() if isinstance(ranked, Ranked) else [c.memory_id for c in ranked]
-
-
-def _reachable(chosen: list[Candidate], members: dict[int, list[int]]) -> int:
-    """Active memories shown, or one expand away from a shown header."""
-    ids = {c.memory_id for c in chosen}
-    for candidate in chosen:
-        ids.update(members.get(candidate.memory_id, ()))
-    return len(ids)
-
-
-def _members(store: Store, project: str, heads: list[int]) -> dict[int, list[int]]:
-    """Active, readable members of what each head's expand shows (its sequence, else its theme)."""
-    found: dict[int, dict[str, list[int]]] = {}
-    for start in range(0, len(heads), 500):
-        part = heads[start : start + 500]
-        for head, kind, member in store.db.execute(
-            f"""SELECT c.head_memory_id, c.type, d.member_memory_id FROM composites c
-                JOIN composite_members d ON d.composite_id = c.id
-                JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
-                WHERE c.type IN ('sequence', 'theme') AND {readable_sql("m")}
-                  AND c.head_memory_id IN ({",".join("?" * len(part))})
-                ORDER BY c.id, d.position""",
-            [project, *part],
-        ).fetchall():
-            found.setdefault(head, {}).setdefault(kind, []).append(member)
-    return {head: kinds.get("sequence") or kinds.get("theme", []) for head, kinds in found.items()}
-
-
-def _estimate(candidate: Candidate, new_section: bool) -> int:
-    """Tokens a candidate's line will take: its cached count plus the line's frame."""
-    cost = candidate.token_count + LINE_OVERHEAD
-    if candidate.header:
-        cost += HEADER_OVERHEAD
-    if new_section:
-        cost += SECTION_OVERHEAD
-    return cost
-
-
-def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
+def _ranked(store: Store, project: str) -> Sequence[Candidate]:
     hooks = store.plugins.hook
     batches = [batch for batch in hooks.injection_candidates(store=store, project=project) if batch]
     if len(batches) == 1:
@@ -366,7 +471,7 @@ def _ranked(store: Store, project: str) -> tuple[list[Candidate], int]:
             for candidate in batch:
                 offered.setdefault(candidate.memory_id, candidate)
         candidates = list(offered.values())
-    return hooks.injection_rank(store=store, candidates=candidates), len(candidates)
+    return hooks.injection_rank(store=store, candidates=candidates)
 
 
 def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
@@ -375,22 +480,7 @@ def _render(store: Store, chosen: list[Candidate]) -> tuple[str, int]:
     return text, count_cached(store, text)  # exact; a block seen before loads no tokenizer
 
 
-def escape(text: str) -> str:
-    """Memory text made safe inside the memory blocks: ``&``, ``<``, ``>`` as entities."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def indent_lines(text: str) -> str:
-    """Escaped text whose every line after the first is indented by four spaces.
-
-    Any line break (``\\r``, U+2028, ...) counts, so a memory can never start
-    a line of its own that reads as a heading or a delimiter (in Markdown,
-    four spaces make a code line, never a heading).
-    """
-    return "\n    ".join(escape(text).splitlines()) or ""
-
-
-def _load_text(store: Store, chosen: list[Candidate]) -> None:
+def _load_text(store: Store, chosen: Iterable[Candidate]) -> None:
     """Fill in the text and hash of candidates offered without them (one query per 500)."""
     missing = [c for c in chosen if c.content is None or not c.content_hash]
     for start in range(0, len(missing), 500):
@@ -422,8 +512,7 @@ def _render_delta(store: Store, new: list[int], updated: list[int], removed: lis
         if ids:
             lines.append(f"{title}:")
             for memory_id in ids:
-                text = indent_lines(store.memories.get(memory_id).content)
-                lines.append(f"- [{memory_id}] {text}")
+                lines.append(entry(memory_id, store.memories.get(memory_id).content))
     if removed:
         lines.append("No longer current: " + ", ".join(f"[{memory_id}]" for memory_id in removed))
     lines.append("</memory-delta>")

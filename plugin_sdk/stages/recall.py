@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.stages.inject import indent_lines
+from plugin_sdk.model.boundary import contain
 from plugin_sdk.store.search.query import tokens
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def _render(store: Store, chosen: list[_Unit]) -> tuple[str, int]:
 
 def _line(memory: Memory, prefix: str = "- ", note: str = "") -> str:
     date = f"({memory.occurred_at[:10]}) " if memory.occurred_at else ""
-    return f"{prefix}[{memory.id}] {date}{note}{indent_lines(memory.content)}"
+    return f"{prefix}[{memory.id}] {date}{note}{contain(memory.content)}"
 
 
 def _units(store: Store, query: str, hits: list[SearchHit], project: str) -> list[_Unit]:
@@ -224,5 +224,5 @@ def _truths(store: Store, memory_id: int, words: set[str], project: str) -> list
             continue
         body = [line.strip(" -#") for line in markdown.splitlines() if line.strip()]
         summary = "; ".join(part for part in body[1:] if part)[:TRUTH_CHARS] or name
-        lines.append((entity_id, f"- {name} (compiled truth): {indent_lines(summary)}"))
+        lines.append((entity_id, f"- {name} (compiled truth): {contain(summary)}"))
     return lines

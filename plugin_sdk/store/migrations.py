@@ -872,3 +872,183 @@ def m009_vectors(db: Database) -> None:
         END;
         """
     )
+
+
+# What the injector ranks, kept current by triggers (issue 15): a row per
+# active memory it may show, with the tier that decides its place. The tier
+# of a memory:
+#   0  pinned
+#   1  heads a sequence or theme and belongs to no theme (a top-level header)
+#   2  standalone: heads nothing the block expands and belongs to no theme
+#   3  member of a theme (one expand of its theme header reaches it)
+#   -  no row: a detail of a sequence whose head is active, or a theme head
+#      inside another theme (its parent's expand reaches it)
+_TOC_TIER = """
+CASE
+    WHEN m.pinned = 1 THEN 0
+    WHEN EXISTS (SELECT 1 FROM composite_members d JOIN composites s ON s.id = d.composite_id
+                 JOIN memories h ON h.id = s.head_memory_id
+                 WHERE d.member_memory_id = m.id AND s.type = 'sequence' AND h.status = 'active')
+        THEN NULL
+    WHEN EXISTS (SELECT 1 FROM composite_members d JOIN composites s ON s.id = d.composite_id
+                 JOIN memories h ON h.id = s.head_memory_id
+                 WHERE d.member_memory_id = m.id AND s.type = 'theme' AND h.status = 'active')
+        THEN CASE WHEN EXISTS (SELECT 1 FROM composites t
+                               WHERE t.head_memory_id = m.id AND t.type = 'theme')
+                  THEN NULL ELSE 3 END
+    WHEN EXISTS (SELECT 1 FROM composites t
+                 WHERE t.head_memory_id = m.id AND t.type IN ('sequence', 'theme'))
+        THEN 1
+    ELSE 2
+END"""
+
+
+# What one expand of a memory shows, as the block writes it inside the id
+# bracket: per composite it heads with active members, in type order,
+# "9 details", "12 groups, 480 memories" (a group of the map: its sizes as
+# the map task recorded them), "3 causes", "4 alternatives"; NULL for none.
+NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
+    SELECT CASE
+        WHEN json_extract(c.layout, '$.map.groups') > 0
+            THEN json_extract(c.layout, '$.map.groups') || ' groups, '
+                 || json_extract(c.layout, '$.map.memories') || ' memories'
+        WHEN json_extract(c.layout, '$.map.memories') IS NOT NULL
+            THEN json_extract(c.layout, '$.map.memories')
+                 || CASE json_extract(c.layout, '$.map.memories') WHEN 1 THEN ' memory'
+                    ELSE ' memories' END
+        ELSE c.n || ' ' || CASE c.type
+            WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END
+            WHEN 'theme' THEN CASE c.n WHEN 1 THEN 'memory' ELSE 'memories' END
+            WHEN 'cause' THEN CASE c.n WHEN 1 THEN 'cause' ELSE 'causes' END
+            ELSE CASE c.n WHEN 1 THEN 'alternative' ELSE 'alternatives' END END
+    END AS words
+    FROM (SELECT t.id, t.type, t.layout,
+                 (SELECT count(*) FROM composite_members d JOIN memories x
+                  ON x.id = d.member_memory_id AND x.status = 'active'
+                  WHERE d.composite_id = t.id) AS n
+          FROM composites t WHERE t.head_memory_id = {head}) AS c
+    WHERE c.n > 0
+    ORDER BY CASE c.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, c.id))"""
+HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
+    AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
+                ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
+    ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, t.id LIMIT 1)"""
+
+
+def _toc_refresh(ids: str) -> str:
+    """SQL that recomputes the ranking rows of the memories ``ids`` selects."""
+    return f"""
+        DELETE FROM toc_rank WHERE memory_id IN ({ids});
+        INSERT INTO toc_rank SELECT * FROM toc_rank_source
+            WHERE memory_id IN ({ids}) AND tier IS NOT NULL;"""
+
+
+@step
+def m013_toc_rank(db: Database) -> None:
+    members_of_head = """SELECT d.member_memory_id FROM composite_members d
+        JOIN composites c ON c.id = d.composite_id WHERE c.head_memory_id = {head}"""
+    heads_of_member = """SELECT c.head_memory_id FROM composites c
+        JOIN composite_members d ON d.composite_id = c.id WHERE d.member_memory_id = {member}"""
+    head_of = "SELECT head_memory_id FROM composites WHERE id = {composite}"
+    db.executescript(
+        f"""
+        CREATE TABLE toc_rank (
+            memory_id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            category TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            tier INTEGER NOT NULL,
+            importance INTEGER NOT NULL,
+            strength REAL NOT NULL,
+            seen_count INTEGER NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            token_count INTEGER,
+            tokenizer TEXT,
+            head TEXT,
+            note TEXT,
+            shared INTEGER NOT NULL
+        );
+        -- One tier of one category, in rank order, read from the index alone.
+        CREATE INDEX toc_rank_order ON toc_rank (
+            project, tier, category, importance DESC, strength DESC, seen_count DESC,
+            last_seen_at DESC, memory_id, kind, token_count, tokenizer, head, note
+        );
+        -- Memories every project may read (scope 'global' and shareable), the same way.
+        CREATE INDEX toc_rank_shared ON toc_rank (
+            tier, category, importance DESC, strength DESC, seen_count DESC, last_seen_at DESC,
+            memory_id, project, kind, token_count, tokenizer, head, note
+        ) WHERE shared = 1;
+        CREATE VIEW toc_rank_source AS
+            SELECT m.id AS memory_id, m.project, m.category, m.kind, {_TOC_TIER} AS tier,
+                   m.importance, coalesce(g.strength, -1.0) AS strength, m.seen_count,
+                   m.last_seen_at, m.token_count, m.tokenizer, {HEAD_SQL.format(head="m.id")} AS head,
+                   {NOTE_SQL.format(head="m.id")} AS note,
+                   (m.scope = 'global' AND m.shareable = 1) AS shared
+            FROM memories m LEFT JOIN memory_cells g ON g.memory_id = m.id
+            WHERE m.status = 'active';
+
+        CREATE TRIGGER toc_memory_insert AFTER INSERT ON memories BEGIN
+            {_toc_refresh("NEW.id")}
+        END;
+        CREATE TRIGGER toc_memory_update AFTER UPDATE OF
+            status, pinned, importance, seen_count, last_seen_at, token_count, tokenizer,
+            category, kind, project, scope, shareable ON memories BEGIN
+            {_toc_refresh("NEW.id")}
+        END;
+        CREATE TRIGGER toc_memory_status AFTER UPDATE OF status ON memories
+        WHEN OLD.status != NEW.status BEGIN
+            {_toc_refresh(members_of_head.format(head="NEW.id"))}
+            {_toc_refresh(heads_of_member.format(member="NEW.id"))}
+        END;
+        CREATE TRIGGER toc_memory_delete AFTER DELETE ON memories BEGIN
+            DELETE FROM toc_rank WHERE memory_id = OLD.id;
+        END;
+
+        CREATE TRIGGER toc_composite_insert AFTER INSERT ON composites BEGIN
+            {_toc_refresh("NEW.head_memory_id")}
+        END;
+        CREATE TRIGGER toc_composite_layout AFTER UPDATE OF layout ON composites BEGIN
+            {_toc_refresh("NEW.head_memory_id")}
+        END;
+        CREATE TRIGGER toc_composite_update AFTER UPDATE OF head_memory_id, type ON composites BEGIN
+            {_toc_refresh("OLD.head_memory_id, NEW.head_memory_id")}
+            {_toc_refresh("SELECT member_memory_id FROM composite_members WHERE composite_id = NEW.id")}
+        END;
+        CREATE TRIGGER toc_composite_delete AFTER DELETE ON composites BEGIN
+            {_toc_refresh("OLD.head_memory_id")}
+        END;
+        CREATE TRIGGER toc_member_insert AFTER INSERT ON composite_members BEGIN
+            {_toc_refresh("NEW.member_memory_id")}
+            {_toc_refresh(head_of.format(composite="NEW.composite_id"))}
+        END;
+        CREATE TRIGGER toc_member_delete AFTER DELETE ON composite_members BEGIN
+            {_toc_refresh("OLD.member_memory_id")}
+            {_toc_refresh(head_of.format(composite="OLD.composite_id"))}
+        END;
+        CREATE TRIGGER toc_member_update AFTER UPDATE OF member_memory_id, composite_id
+        ON composite_members BEGIN
+            {_toc_refresh("OLD.member_memory_id, NEW.member_memory_id")}
+            {_toc_refresh(head_of.format(composite="OLD.composite_id"))}
+            {_toc_refresh(head_of.format(composite="NEW.composite_id"))}
+        END;
+
+        CREATE TRIGGER toc_cell_insert AFTER INSERT ON memory_cells BEGIN
+            UPDATE toc_rank SET strength = coalesce(NEW.strength, -1.0)
+            WHERE memory_id = NEW.memory_id;
+        END;
+        CREATE TRIGGER toc_cell_update AFTER UPDATE OF strength ON memory_cells BEGIN
+            UPDATE toc_rank SET strength = coalesce(NEW.strength, -1.0)
+            WHERE memory_id = NEW.memory_id;
+        END;
+        CREATE TRIGGER toc_cell_delete AFTER DELETE ON memory_cells BEGIN
+            UPDATE toc_rank SET strength = -1.0 WHERE memory_id = OLD.memory_id;
+        END;
+
+        INSERT INTO toc_rank SELECT * FROM toc_rank_source WHERE tier IS NOT NULL;
+
+        -- The injector no longer reads the memories table for its candidates.
+        DROP INDEX IF EXISTS memories_inject;
+        """
+    )
