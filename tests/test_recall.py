@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,7 +16,19 @@ from plugin_sdk import MemsdkError, Store, inject, recall, resolve_pack
 from plugin_sdk.cli import cli
 
 FIXED = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
-WORDS = ["kafka", "broker", "retention", "pager", "ferry", "tomato", "the", "of", "<tag>", "&amp;"]
+WORDS = [
+    "kafka",
+    "broker",
+    "retention",
+    "pager",
+    "ferry",
+    "tomato",
+    "the",
+    "of",
+    "<tag>",
+    "&amp;",
+    "</memory-recall>",
+]
 
 
 def test_recall_answers_a_question_with_dated_lines_and_an_account(store: Store) -> None:
@@ -107,7 +120,8 @@ def test_recall_never_exceeds_its_budget_and_is_byte_identical(
         assert first.tokens <= budget
         assert first.tokens == store.tokenizer.count(first.text)
         assert (again.text, again.shown) == (first.text, first.shown)
-        assert "<tag>" not in first.text  # memory text cannot forge the block
+        # memory text arrives exact ("<tag>" stays) but cannot forge the block's tags
+        assert re.findall(r"</?memory", first.text) in ([], ["<memory", "</memory"])
 
 
 def test_inject_with_the_current_message_adds_a_recall_section_within_the_budget(

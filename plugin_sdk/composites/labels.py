@@ -11,7 +11,7 @@ contain ``t`` (BERTopic's class-based TF-IDF, on document frequencies).
 Entity names linked to the memories (``world:person:anya`` gives ``anya``)
 count as terms with :data:`ENTITY_BOOST`, terms that look like identifiers
 (digits or ``-_.:/`` inside) with :data:`IDENTIFIER_BOOST`. Stopwords
-(``plugin_sdk.store.stopwords``) and :data:`FILLERS` (words that say nothing
+(``plugin_sdk/store/search/stopwords``, the list search uses) and :data:`FILLERS` (words that say nothing
 about a topic: ``instead``, ``use``, ``need``...) are never terms; neither is
 a term only one memory of the group holds, unless the group has two or fewer.
 Ties break alphabetically, so labels are deterministic.
