@@ -1,4 +1,4 @@
-"""A store people can browse: Datasette metadata for the views ``m016_browse_views`` adds.
+"""A store people can browse: Datasette metadata for the views ``m011_browse_views`` adds.
 
 The shipped file, ``datasette-metadata.json``, labels the views, names their
 facets and points their search box at ``memories_fts``; it is written for a

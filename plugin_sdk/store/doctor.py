@@ -167,7 +167,7 @@ def _fts(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -
             db.execute(
                 "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)"
             )
-        live_only = db.execute(  # the index of m008_search (before it, every row was indexed)
+        live_only = db.execute(  # the index of m013_search (before it, every row was indexed)
             "SELECT 1 FROM pragma_table_xinfo('memories') WHERE name = 'fts_scope'"
         ).fetchone()
         if live_only and db["memories_fts_docsize"].exists():

@@ -564,7 +564,7 @@ def m007_queue(db: Database) -> None:
 
 
 @step
-def m014_transcript_ledger(db: Database) -> None:
+def m008_transcript_ledger(db: Database) -> None:
     db.executescript(
         """
         -- What the historian was sent from each transcript file, per project,
@@ -586,7 +586,7 @@ def m014_transcript_ledger(db: Database) -> None:
 
 
 @step
-def m012_design_mechanisms(db: Database) -> None:
+def m009_design_mechanisms(db: Database) -> None:
     db.executescript(
         """
         -- Near-duplicate memories whose values differ (numbers, versions, hosts,
@@ -655,7 +655,7 @@ def m012_design_mechanisms(db: Database) -> None:
 
 
 @step
-def m011_walls_and_forget(db: Database) -> None:
+def m010_walls_and_forget(db: Database) -> None:
     db.executescript(
         """
         -- Tombstones of forgotten memories: what was forgotten and when, never the
@@ -683,7 +683,7 @@ def m011_walls_and_forget(db: Database) -> None:
 
 
 @step
-def m016_browse_views(db: Database) -> None:
+def m011_browse_views(db: Database) -> None:
     # Views for people reading the store in Datasette or sqlite-utils: the
     # text first, ids turned into what they name, dates and the project
     # beside it. Nothing in memsdk reads them; plugin_sdk/host/
@@ -733,7 +733,7 @@ def m016_browse_views(db: Database) -> None:
 
 
 @step
-def m016_token_counts(db: Database) -> None:
+def m012_token_counts(db: Database) -> None:
     db.executescript(
         """
         -- Exact token counts of texts memsdk renders again and again (the
@@ -752,7 +752,7 @@ def m016_token_counts(db: Database) -> None:
 
 
 @step
-def m008_search(db: Database) -> None:
+def m013_search(db: Database) -> None:
     # The full-text index holds what a search can return, and nothing else:
     # live (active) memories only, with the project applied inside the MATCH
     # through an indexed ``fts_scope`` column (see ``search/engine.py``). The table
@@ -816,7 +816,7 @@ def m008_search(db: Database) -> None:
 
 
 @step
-def m009_vectors(db: Database) -> None:
+def m014_vectors(db: Database) -> None:
     # Vectors of memories, per embedding model (plugin_sdk/vectors, docs/vectors.md).
     # memory_vectors is the source of truth; a sqlite-vec table mirrors one
     # model's rows when the driver can load the extension (vector_state says
@@ -946,7 +946,7 @@ def _toc_refresh(ids: str) -> str:
 
 
 @step
-def m013_toc_rank(db: Database) -> None:
+def m015_toc_rank(db: Database) -> None:
     members_of_head = """SELECT d.member_memory_id FROM composite_members d
         JOIN composites c ON c.id = d.composite_id WHERE c.head_memory_id = {head}"""
     heads_of_member = """SELECT c.head_memory_id FROM composites c

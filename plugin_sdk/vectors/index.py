@@ -3,7 +3,7 @@
 ``memory_vectors`` holds one unit vector per (model, memory): the source of
 truth, in the store's own file. What keeps it in step with the memories:
 
-- **Triggers** (migration ``m009_vectors``): a memory's vectors are deleted
+- **Triggers** (migration ``m014_vectors``): a memory's vectors are deleted
   when its text changes or it stops being active (archive, merge, quarantine,
   forget), and with the row itself. So an updated memory is never found by
   its old text, whichever code path changed it.
