@@ -64,8 +64,8 @@ def style(counts: dict[str, int], thresholds: dict[str, Any] | None = None) -> t
     ``thresholds`` are the pack's ``[grid.styles]`` (:data:`STYLE_DEFAULTS` for
     what it leaves out): at least ``min_interactions``; one act above
     ``dominant_share``; else the first listed pair whose acts together reach
-    ``pair_share``, each at least ``pair_min`` (the seed's "directive plus
-    expressive with one contact").
+    ``pair_share``, each at least ``pair_min`` (for example directives and
+    expressions of feeling aimed at one contact).
     """
     rules = {**STYLE_DEFAULTS, **(thresholds or {})}
     total = sum(counts.values())

@@ -75,14 +75,7 @@ class LlmModel:
     def model(self) -> Any:
         """The ``llm`` model object (resolved on first use)."""
         if self._model is None:
-            llm = import_llm()
-            try:
-                self._model = llm.get_model(self.model_id)
-            except llm.UnknownModelError as error:
-                raise LlmModelError(
-                    f"llm has no model {self.model_id!r} ({error.args[0] if error.args else error}); "
-                    "`llm models` lists the installed ones, llm plugins add more"
-                ) from error
+            self._model = _resolve("get_model", self.model_id, "model", "llm models")
         return self._model
 
     def complete(self, prompt: Prompt) -> str:
@@ -147,15 +140,9 @@ class LlmEmbedder:
     def model(self) -> Any:
         """The ``llm`` embedding model object (resolved on first use)."""
         if self._model is None:
-            llm = import_llm()
-            try:
-                self._model = llm.get_embedding_model(self.model_id)
-            except llm.UnknownModelError as error:
-                raise LlmModelError(
-                    f"llm has no embedding model {self.model_id!r} "
-                    f"({error.args[0] if error.args else error}); "
-                    "`llm embed-models` lists the installed ones, llm plugins add more"
-                ) from error
+            self._model = _resolve(
+                "get_embedding_model", self.model_id, "embedding model", "llm embed-models"
+            )
         return self._model
 
     def embed(self, texts: list[str]) -> Embeddings:
@@ -176,3 +163,15 @@ class LlmEmbedder:
     @hookimpl(tryfirst=True)
     def model_embed(self, texts: list[str]) -> Embeddings:
         return self.embed(texts)
+
+
+def _resolve(getter: str, model_id: str, what: str, listing: str) -> Any:
+    """``llm.<getter>(model_id)``; an unknown id is an :class:`LlmModelError` naming ``listing``."""
+    llm = import_llm()
+    try:
+        return getattr(llm, getter)(model_id)
+    except llm.UnknownModelError as error:
+        raise LlmModelError(
+            f"llm has no {what} {model_id!r} ({error.args[0] if error.args else error}); "
+            f"`{listing}` lists the installed ones, llm plugins add more"
+        ) from error
