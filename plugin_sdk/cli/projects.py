@@ -138,10 +138,13 @@ def backup(destination: str, db: str | None, as_json: bool) -> None:
 )
 @store_options
 def export(output: str, db: str | None, project: str | None) -> None:
-    """Write the project as JSON Lines: memories, criteria overrides, composites, entities.
+    """Write the project as JSON Lines: memories, composites, the entity grid, what the Retain Job learned.
 
-    `memsdk import FILE` loads it into another store; exporting there again
-    gives the same lines.
+    Criteria overrides, facts and their conflicts, Compiled Truth versions,
+    the observation inbox, memory conflicts, outcome reports and forgotten
+    tombstones travel too; proposals, the dreamer's cursors and session logs
+    do not. `memsdk import FILE` loads it into another store; exporting there
+    again gives the same lines.
     """
     with open_store(db, project, read=True) as store:
         lines = portable.dump_lines(portable.export_project(store))

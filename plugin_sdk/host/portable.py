@@ -12,8 +12,23 @@ One JSON object per line, each naming what it is in ``record``, in this order:
   its place on the grid, ``cell``, when classify gave it one);
 - ``composite``: each composite headed by one of them, with its members;
 - ``entity``, ``memory_entity``, ``relation``: the project's entity grid;
+- ``fact``, ``conflict``, ``compiled_truth``, ``truth_impact``: what the
+  Retain Job learned about the entities (typed claims, their contradictions,
+  every Compiled Truth version, the impact gathered towards the next one);
+- ``observation``, ``entity_observation``: the observation inbox, every line
+  with its outcome (retained, dark, invalid...), and which entities each was
+  about (schema_fit's familiarity counts come from these);
+- ``memory_conflict``, ``memory_outcome``: near-duplicate memories whose
+  values differ, and the reports that a memory helped or misled;
 - ``forgotten``: the tombstones of forgotten memories (never the text: the
   hash that refuses it coming back).
+
+Left out, on purpose: proposals (their diffs name memory ids inside their
+text, which an import may renumber: decide them before moving a project), the
+dreamer's cursors (a fresh store starts its passes anew) and the per-session
+logs (injections, session notes, the transcript ledger).
+
+Version 1 files (before the Retain Job's records travelled) still import.
 
 :func:`backup` copies the whole file with SQLite's online backup, from one
 read transaction: a consistent moment of the store while other processes
@@ -33,6 +48,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from plugin_sdk.errors import InvalidExport, NoStore, ProjectConflict, StoreError
 from plugin_sdk.host.projects import has_project
 from plugin_sdk.store import driver
@@ -41,7 +58,8 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 FORMAT = "memsdk-export"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
 ORDER = (
     "header",
     "pack",
@@ -51,7 +69,62 @@ ORDER = (
     "entity",
     "memory_entity",
     "relation",
+    "fact",
+    "conflict",
+    "compiled_truth",
+    "truth_impact",
+    "observation",
+    "entity_observation",
+    "memory_conflict",
+    "memory_outcome",
     "forgotten",
+)
+
+
+@attrs.frozen
+class _Table:
+    """A project-owned table that travels row for row, its references renumbered on import."""
+
+    record: str
+    table: str
+    order: str
+    refs: dict[str, str] = attrs.field(factory=dict)  # column -> the id space it points into
+    space: str | None = None  # the id space this table's own ``id`` joins
+    later: tuple[str, ...] = ()  # references into its own space, set once every row is in
+    own_key: bool = False  # its key is the project's own (an observation's id): kept as it is
+
+
+_TABLES = (
+    _Table("fact", "facts", "id", {"entity_id": "entities"}, space="facts"),
+    _Table(
+        "conflict",
+        "conflicts",
+        "id",
+        {"entity_id": "entities", "fact_id": "facts", "other_fact_id": "facts"},
+    ),
+    _Table(
+        "compiled_truth",
+        "compiled_truths",
+        "id",
+        {"entity_id": "entities"},
+        space="compiled_truths",
+        later=("superseded_by",),
+    ),
+    _Table("truth_impact", "truth_impacts", "entity_id", {"entity_id": "entities"}),
+    _Table("observation", "observations", "id", {"memory_id": "memories"}, own_key=True),
+    _Table(
+        "entity_observation",
+        "entity_observations",
+        "entity_id, observation_id",
+        {"entity_id": "entities"},
+    ),
+    _Table(
+        "memory_conflict",
+        "memory_conflicts",
+        "id",
+        {"memory_id": "memories", "other_memory_id": "memories"},
+    ),
+    _Table("memory_outcome", "memory_outcomes", "id", {"memory_id": "memories"}),
 )
 
 
@@ -173,6 +246,15 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
     ):
         row.pop("project")
         yield {"record": "relation", **row}
+    for spec in _TABLES:
+        for row in _rows(
+            store,
+            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}",
+            [name],
+            spec.table,
+        ):
+            row.pop("project")
+            yield {"record": spec.record, **row}
     if _table_exists(store, "forgotten"):
         for row in _rows(
             store,
@@ -202,7 +284,7 @@ def import_project(
     nothing. Returns the records loaded per type.
     """
     records = list(_parse(lines))
-    header = records[0]
+    header = records[0][1]
     name = project or header["project"]
     if has_project(store, name):
         raise ProjectConflict(
@@ -210,22 +292,30 @@ def import_project(
             "import under another name (--project NAME) or delete it first"
         )
     loaded = dict.fromkeys(ORDER[1:], 0)
-    ids: dict[str, dict[int, int]] = {"memories": {}, "entities": {}, "composites": {}}
+    ids: dict[str, dict[int, int]] = {
+        space: {} for space in ("memories", "entities", "composites", "facts", "compiled_truths")
+    }
     links: list[tuple[int, int | None, str | None]] = []  # new id, successor, merged_from
+    later: list[tuple[_Table, int, dict[str, Any]]] = []  # new id, its own-space references
     with store.atomic():
-        for record in records[1:]:
+        for number, record in records[1:]:
             kind = record.pop("record")
             try:
                 if kind == "memory":
                     links.append(_load_memory(store, record, name, ids))
+                elif kind in _BY_RECORD:
+                    later.append(_load_row(store, _BY_RECORD[kind], record, name, ids))
                 else:
                     _LOADERS[kind](store, record, name, ids)
             except KeyError as error:
                 raise InvalidExport(
-                    f"{kind} record names an unknown id or field {error}"
+                    f"line {number}: the {kind} record names an unknown id or field {error}"
                 ) from error
+            except store.db.conn.IntegrityError as error:
+                raise InvalidExport(f"line {number}: the {kind} record: {error}") from error
             loaded[kind] += 1
         _relink(store, ids["memories"], links)
+        _relink_rows(store, ids, later)
     return loaded
 
 
@@ -243,7 +333,8 @@ def _stored_columns(store: Store, table: str) -> list[str]:
     return [row[1] for row in store.db.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
 
 
-def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+def _parse(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each record with its line number, checked for type and order."""
     position = 0
     seen = False
     for number, line in enumerate(lines, 1):
@@ -258,29 +349,39 @@ def _parse(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             raise InvalidExport(f"line {number}: unknown record type {kind!r}")
         if not seen and kind != "header":
             raise InvalidExport(f"line {number}: an export starts with its header")
-        if not seen and (record.get("format"), record.get("version")) != (FORMAT, VERSION):
+        if not seen and (record.get("format") != FORMAT or record.get("version") not in READS):
             raise InvalidExport(
-                f"line {number}: not a {FORMAT} version {VERSION} file "
+                f"line {number}: not a {FORMAT} file of version "
+                f"{' or '.join(map(str, READS))} "
                 f"(format {record.get('format')!r}, version {record.get('version')!r})"
             )
         if seen and (kind == "header" or ORDER.index(kind) < position):
             raise InvalidExport(f"line {number}: a {kind} record after the {ORDER[position]}s")
         position = ORDER.index(kind)
         seen = True
-        yield record
+        yield number, record
     if not seen:
         raise InvalidExport("the export is empty")
 
 
 def _insert(
-    store: Store, table: str, row: dict[str, Any], ids: dict[int, int] | None = None
+    store: Store,
+    table: str,
+    row: dict[str, Any],
+    ids: dict[int, int] | None = None,
+    *,
+    keep_id: bool = False,
 ) -> int:
-    """Insert ``row`` keeping its id when it is free (else a new one, noted in ``ids``)."""
+    """Insert ``row`` keeping its id when it is free (else a new one, noted in ``ids``).
+
+    ``keep_id``: the row's key is the project's own (an observation's id), so
+    it is inserted as it is.
+    """
     columns = set(_stored_columns(store, table))
     unknown = sorted(set(row) - columns)
     if unknown:
         raise InvalidExport(f"{table}: this store has no column(s) {', '.join(unknown)}")
-    old = row.get("id")
+    old = None if keep_id else row.get("id")
     if old is not None:
         taken = store.db.execute(f"SELECT 1 FROM [{table}] WHERE id = ?", [old]).fetchone()
         if taken:
@@ -366,6 +467,35 @@ def _load_relation(store: Store, record: dict[str, Any], project: str, ids: Any)
     _insert(store, "relations", {**record, "project": project}, {})
 
 
+def _load_row(
+    store: Store, spec: _Table, record: dict[str, Any], project: str, ids: dict[str, dict[int, int]]
+) -> tuple[_Table, int, dict[str, Any]]:
+    """Insert one row of a :data:`_TABLES` table; its own-space references wait for :func:`_relink_rows`."""
+    deferred = {column: record.pop(column, None) for column in spec.later}
+    for column, space in spec.refs.items():
+        if record.get(column) is not None:
+            record[column] = ids[space][record[column]]
+    row = {**record, "project": project}
+    own = {} if spec.space is None else ids[spec.space]
+    new = _insert(store, spec.table, row, own, keep_id=spec.own_key)
+    return spec, new, deferred
+
+
+def _relink_rows(
+    store: Store, ids: dict[str, dict[int, int]], later: list[tuple[_Table, int, dict[str, Any]]]
+) -> None:
+    """Set the references a table makes into its own id space (a truth's successor version)."""
+    for spec, new, deferred in later:
+        for column, old in deferred.items():
+            if old is None:
+                continue
+            assert spec.space is not None  # only tables with their own space defer
+            store.db.execute(
+                f"UPDATE [{spec.table}] SET [{column}] = ? WHERE id = ?",
+                [ids[spec.space][old], new],
+            )
+
+
 def _load_forgotten(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
     record["memory_id"] = ids["memories"][record["memory_id"]]
     _insert(store, "forgotten", {**record, "project": project})
@@ -392,6 +522,7 @@ _LOADERS = {
     "relation": _load_relation,
     "forgotten": _load_forgotten,
 }
+_BY_RECORD = {spec.record: spec for spec in _TABLES}
 
 
 def _relink(
