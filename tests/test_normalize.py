@@ -75,3 +75,21 @@ def test_hash_is_sha256_hex():
     digest = normalized_hash("anything")
     assert len(digest) == 64
     assert int(digest, 16) >= 0
+
+
+def regex_normalize(text: str) -> str:
+    """The first implementation, with regular expressions: stored hashes came from it."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    collapsed = re.sub(r"\s+", " ", folded).strip()
+    return re.sub(r"[\s.!;]+$", "", collapsed)
+
+
+@given(edgy_text | st.text(alphabet=WHITESPACE + "\x1c\x1f\x85\u2028\u3000\u180e\u200b a.;!"))
+@example("a\x1c. \u2028;")
+@example("x\n")
+def test_normalize_equals_the_regular_expression_form(text):
+    # Hashes already stored were made by the regex form: the fast one must agree.
+    assert normalize(text) == regex_normalize(text)

@@ -29,12 +29,11 @@ from plugin_sdk.errors import (
     MemsdkError,
     MergeRefused,
     NotFound,
-    UnknownCategory,
 )
 from plugin_sdk.store import driver
 from plugin_sdk.store import forget as forgetting
 from plugin_sdk.store.forget import FORGOTTEN_PREFIX, is_forgotten
-from plugin_sdk.store.limits import check_count, check_id, check_text
+from plugin_sdk.store.limits import check_count, check_id
 from plugin_sdk.store.models import (
     ACTS,
     MEMORY_STATUSES,
@@ -48,6 +47,8 @@ from plugin_sdk.store.search.engine import find, not_live
 from plugin_sdk.store.search.ranking import Found
 from plugin_sdk.store.search.when import utc_iso
 from plugin_sdk.store.visibility import check_owner, not_found, readable
+from plugin_sdk.store.writing import bulk
+from plugin_sdk.store.writing.checks import check_content, check_importance
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -120,39 +121,7 @@ class Memories:
         ``occurred_at``.
         An error names the item's position; nothing from the batch is kept.
         """
-        kinds = self._active_kinds()
-        results = []
-        with self.store.atomic():
-            for position, item in enumerate(items):
-                try:
-                    results.append(
-                        self._upsert(
-                            kinds,
-                            item["content"],
-                            item["category"],
-                            item.get("project", project),
-                            item.get("importance", 50),
-                            item.get("scope", "project"),
-                            item.get("shareable", False),
-                            item.get("source", ""),
-                            item.get("occurred_at"),
-                        )
-                    )
-                except KeyError as error:
-                    raise InvalidMemory(
-                        f"item {position}: missing field {error.args[0]!r}"
-                    ) from error
-                except UnknownCategory as error:
-                    raise UnknownCategory(
-                        error.category,
-                        error.known,
-                        where=f"item {position}",
-                        renamed_to=error.renamed_to,
-                    ) from error
-                except InvalidMemory as error:
-                    raise InvalidMemory(f"item {position}: {error}") from error
-                except ForgottenText as error:
-                    raise ForgottenText(error.memory_id, f"item {position}") from error
+        results = bulk.write_many(self.store, items, project)
         self._written(results)
         return results
 
@@ -181,7 +150,7 @@ class Memories:
         Quarantined rows are never searched, listed or injected by default;
         :meth:`update` with a known category releases one.
         """
-        text = _check_content(content)
+        text = check_content(content)
         project = project or self.store.project
         digest = normalized_hash(text)
         self.refuse_forgotten(project, digest)
@@ -225,8 +194,8 @@ class Memories:
     ) -> WriteResult:
         if category not in kinds:
             raise self.store.unknown_category(category)
-        text = _check_content(content)
-        _check_importance(importance)
+        text = check_content(content)
+        check_importance(importance)
         project = project or self.store.project
         digest = normalized_hash(text)
         self.refuse_forgotten(project, digest)
@@ -268,8 +237,8 @@ class Memories:
             raise ForgottenText(row[0])
 
     def _active_kinds(self) -> dict[str, str]:
-        sql = "SELECT name, kind FROM categories WHERE status = 'active' ORDER BY priority, name"
-        return {row["name"]: row["kind"] for row in self.db.query(sql)}
+        # The connection itself: sqlite-utils' ``query`` wraps a read in a savepoint.
+        return dict(self.db.conn.execute(bulk.ACTIVE_KINDS).fetchall())
 
     # Reading
 
@@ -489,7 +458,7 @@ class Memories:
             self.db.query(
                 """SELECT * FROM memories WHERE project = ? AND category = ?
                    AND normalized_hash = ?""",
-                [project or self.store.project, category, normalized_hash(_check_content(content))],
+                [project or self.store.project, category, normalized_hash(check_content(content))],
             )
         )
         return Memory.from_row(rows[0]) if rows else None
@@ -622,7 +591,7 @@ class Memories:
     ) -> Memory:
         current = self.own(memory_id, project=project, doing="update")
         changes: dict[str, Any] = {}
-        new_text = current.content if content is None else _check_content(content)
+        new_text = current.content if content is None else check_content(content)
         new_category = current.category if category is None else category
         if category is not None:
             kinds = self._active_kinds()
@@ -650,7 +619,7 @@ class Memories:
             changes["token_count"] = counter.count(new_text)
             changes["tokenizer"] = counter.name
         if importance is not None:
-            _check_importance(importance)
+            check_importance(importance)
             changes["importance"] = int(importance)
         if scope is not None:
             changes["scope"] = scope
@@ -864,25 +833,6 @@ class Memories:
             lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)
         )
         return self.get(memory_id, project=current.project)
-
-
-def _check_content(content: str) -> str:
-    if not isinstance(content, str) or not content.strip():
-        raise InvalidMemory("memory content is empty")
-    try:
-        check_text(content, "memory content")
-    except InvalidDocument as error:
-        raise InvalidMemory(str(error)) from error
-    return content.strip()
-
-
-def _check_importance(importance: int) -> None:
-    if (
-        isinstance(importance, bool)
-        or not isinstance(importance, int)
-        or not 1 <= importance <= 100
-    ):
-        raise InvalidMemory(f"importance must be a whole number from 1 to 100, got {importance!r}")
 
 
 def _names(value: str | Sequence[str] | None) -> list[str] | None:

@@ -1052,3 +1052,26 @@ def m015_toc_rank(db: Database) -> None:
         DROP INDEX IF EXISTS memories_inject;
         """
     )
+
+
+@step
+def m016_fts_insert_paused(db: Database) -> None:
+    # ``write_many`` feeds the full-text index itself, one statement per batch
+    # (see ``store/writing/bulk.py``): measured faster than the insert trigger
+    # firing once per row. While ``fts_insert_paused`` holds a row the insert
+    # trigger leaves the index to that writer. The row is added and removed
+    # inside the writer's own transaction, so no other connection ever sees
+    # it, and every other writer keeps the trigger as it was.
+    db.executescript(
+        """
+        CREATE TABLE fts_insert_paused (
+            id INTEGER PRIMARY KEY CHECK (id = 1)
+        );
+        DROP TRIGGER memories_fts_insert;
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+        WHEN NEW.status = 'active' AND NOT EXISTS (SELECT 1 FROM fts_insert_paused) BEGIN
+            INSERT INTO memories_fts (rowid, content, fts_scope)
+            VALUES (NEW.id, NEW.content, NEW.fts_scope);
+        END;
+        """
+    )
