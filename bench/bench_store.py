@@ -4,10 +4,17 @@ What it measures, each against a baseline run in the same process:
 
 - **writes**: ``store.memories.write_many`` in batches (one transaction per
   batch) of N generated memories, a fraction of which are repeats that
-  deduplication must fold. Baseline: one ``store.memories.write`` call (one
-  transaction) per memory, on the first items of the same stream, into a
-  fresh store file. Also reported: how much of the bulk write time is the
-  tokenizer (``store.tokenizer.count``) and the dedup hash.
+  deduplication must fold. Baseline: plain ``sqlite3`` ``executemany`` of the
+  same rows (text hashed and token-counted beforehand, untimed) with an upsert
+  (``INSERT ... ON CONFLICT DO UPDATE SET seen_count = seen_count + 1 ...``),
+  one transaction per batch of the same size, into a store file memsdk
+  created (its tables, indexes and triggers, the full-text index fed by its
+  trigger). Each runs ``--ratio-reps`` times into fresh files, interleaved;
+  medians. The two end states are compared (rows, seen counts, indexed rows).
+  Also: one ``store.memories.write`` call (one transaction) per memory on the
+  first items of the stream (commit-bound), how much of the bulk write time
+  the tokenizer and the dedup hash would take, and the Python heap peak
+  (``tracemalloc``) of an untimed ``write_many`` run over all N.
 - **search**: ``store.memories.search(q, limit=10)`` (FTS5, bm25) over the
   store the bulk write built. Baseline: a naive scan,
   ``... WHERE project = ? AND status = 'active' AND content LIKE '%w%' ... LIMIT 10``
@@ -21,7 +28,7 @@ same memories and run the same queries.
 Run from the repository root (full default run: under 3 minutes on 2 cores)::
 
     .venv/bin/python bench/bench_store.py
-    .venv/bin/python bench/bench_store.py --n 20000 --queries 50   # quick look
+    .venv/bin/python bench/bench_store.py --n 20000 --queries 50 --ratio-reps 3   # quick look
     .venv/bin/python bench/bench_store.py --json > store.json       # results as JSON
 """
 
@@ -39,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -375,6 +383,96 @@ def bulk_write(
     return elapsed, batch_times, created, len(results) - created, store
 
 
+# What the plain-sqlite3 baseline runs: memsdk's own upsert, without RETURNING
+# (``executemany`` returns no rows).
+PLAIN_UPSERT = """
+INSERT INTO memories (
+    project, kind, category, content, normalized_hash, status, importance, scope,
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
+    occurred_at
+) VALUES (?, ?, ?, ?, ?, 'active', ?, 'project', 0, ?, NULL, ?, ?, ?, ?, ?, NULL)
+ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
+    seen_count = seen_count + 1,
+    last_seen_at = excluded.last_seen_at,
+    occurred_at = coalesce(occurred_at, excluded.occurred_at)
+"""
+
+
+def plain_rows(path: Path, items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """The rows write_many would write, as parameters of :data:`PLAIN_UPSERT` (untimed)."""
+    with open_store(path) as store:
+        kinds = dict(store.db.conn.execute("SELECT name, kind FROM categories").fetchall())
+        count, name, now = store.tokenizer.count, store.tokenizer.name, store.now()
+    rows = []
+    for item in items:
+        text = item["content"].strip()
+        category = item["category"]
+        rows.append(
+            (
+                PROJECT,
+                kinds[category],
+                category,
+                text,
+                normalized_hash(text),
+                item["importance"],
+                item["source"],
+                count(text),
+                name,
+                now,
+                now,
+                now,
+            )
+        )
+    return rows
+
+
+def end_state(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """Rows, the sum of seen counts and the rows in the full-text index."""
+    rows, seen = conn.execute("SELECT count(*), sum(seen_count) FROM memories").fetchone()
+    (indexed,) = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()
+    return rows, seen, indexed
+
+
+def plain_write(
+    path: Path, rows: list[tuple[Any, ...]], batch: int
+) -> tuple[float, tuple[int, int, int]]:
+    """Plain sqlite3: ``executemany`` per batch, one transaction each, into a memsdk store file."""
+    open_store(path).close()  # the schema memsdk creates, triggers included
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")  # as memsdk's connection has it
+        start = time.perf_counter()
+        for first in range(0, len(rows), batch):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(PLAIN_UPSERT, rows[first : first + batch])
+            conn.execute("COMMIT")
+        elapsed = time.perf_counter() - start
+        return elapsed, end_state(conn)
+    finally:
+        conn.close()
+        remove_store(path)
+
+
+def remove_store(path: Path) -> None:
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        name.unlink(missing_ok=True)
+
+
+def heap_peak(path: Path, items: list[dict[str, Any]], batch: int) -> float:
+    """Python heap peak (MiB, tracemalloc) of an untimed write_many run over ``items``."""
+    with open_store(path) as store:
+        write_many = store.memories.write_many
+        tracemalloc.start()
+        try:
+            for first in range(0, len(items), batch):
+                write_many(items[first : first + batch])
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    remove_store(path)
+    return peak / 2**20
+
+
 def single_writes(path: Path, items: list[dict[str, Any]]) -> float:
     with open_store(path) as store:
         write = store.memories.write
@@ -467,25 +565,59 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         words = [len(item["content"].split()) for item in items]
         log(f"generated {args.n:,} memories in {time.perf_counter() - t0:.1f} s")
 
-        # Writes: the bulk run, then the baseline on a sample.
-        log(f"bulk write: write_many, {args.batch:,} per transaction ...")
-        elapsed, batch_times, created, folded, store = bulk_write(
-            Path(tmp) / "bulk.db", items, args.batch
+        # Writes: write_many and the plain-sqlite3 baseline, interleaved; the
+        # first write_many store is kept for the checks and the search.
+        rows_plain = plain_rows(Path(tmp) / "rows.db", items)
+        log(
+            f"bulk write: write_many and plain sqlite3 executemany, {args.batch:,} per "
+            f"transaction, {args.ratio_reps} runs each, interleaved ..."
         )
-        rows, seen = store.db.execute("SELECT count(*), sum(seen_count) FROM memories").fetchone()
+        many_s: list[float] = []
+        plain_s: list[float] = []
+        plain_states = set()
+        store = None
+        for rep in range(args.ratio_reps):
+            for which in ("many", "plain") if rep % 2 == 0 else ("plain", "many"):
+                if which == "plain":
+                    seconds, state = plain_write(
+                        Path(tmp) / f"plain-{rep}.db", rows_plain, args.batch
+                    )
+                    plain_s.append(seconds)
+                    plain_states.add(state)
+                    continue
+                path = Path(tmp) / f"bulk-{rep}.db"
+                run_s, run_batches, run_created, run_folded, run_store = bulk_write(
+                    path, items, args.batch
+                )
+                many_s.append(run_s)
+                if store is None:
+                    store = run_store
+                    batch_times, created, folded = run_batches, run_created, run_folded
+                else:
+                    run_store.close()
+                    remove_store(path)
+        assert store is not None
+        elapsed = statistics.median(many_s)
+        many_state = end_state(store.db.conn)
+        rows, seen, _ = many_state
         checks = {
             "folded == generated repeats": folded == n_repeats,
             "created == originals": created == args.n - n_repeats,
             "rows in store == created": rows == created,
             "sum(seen_count) == n": seen == args.n,
+            "plain sqlite3 ends in the same rows, seen counts and index": plain_states
+            == {many_state},
         }
         if not all(checks.values()):
             failed = ", ".join(name for name, ok in checks.items() if not ok)
             raise SystemExit(
                 f"DEDUP CHECK FAILED ({failed}): generated {n_repeats:,} repeats, "
                 f"write_many folded {folded:,} and created {created:,}; store has {rows:,} rows, "
-                f"seen_count sum {seen:,}"
+                f"seen_count sum {seen:,}; write_many (rows, seen, indexed) {many_state}, "
+                f"plain sqlite3 {sorted(plain_states)}"
             )
+        log(f"heap: write_many of all {args.n:,} under tracemalloc (untimed) ...")
+        heap_mib = heap_peak(Path(tmp) / "heap.db", items, args.batch)
         per_batch_rate = [
             len(items[i * args.batch : (i + 1) * args.batch]) / t for i, t in enumerate(batch_times)
         ]
@@ -505,13 +637,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"baseline: write() per memory on the first {len(sample):,}, {args.write_reps} runs ..."
         )
         single_s = []
-        many_s = []
+        sample_s = []
         for rep in range(args.write_reps):
             single_s.append(single_writes(Path(tmp) / f"single-{rep}.db", sample))
-            many_s.append(batched_writes(Path(tmp) / f"sample-{rep}.db", sample, args.batch))
+            sample_s.append(batched_writes(Path(tmp) / f"sample-{rep}.db", sample, args.batch))
         single_rate = len(sample) / statistics.median(single_s)
-        sample_many_rate = len(sample) / statistics.median(many_s)
+        sample_many_rate = len(sample) / statistics.median(sample_s)
         bulk_rate = args.n / elapsed
+        plain_rate = args.n / statistics.median(plain_s)
         write = {
             "n": args.n,
             "batch": args.batch,
@@ -521,7 +654,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "words_median": statistics.median(words),
             "words_max": max(words),
             "bulk_seconds": elapsed,
+            "bulk_seconds_runs": many_s,
             "bulk_rate": bulk_rate,
+            "plain_seconds_runs": plain_s,
+            "plain_rate": plain_rate,
+            "ratio_bulk_vs_plain": bulk_rate / plain_rate,
+            "ratio_reps": args.ratio_reps,
+            "heap_peak_mib": heap_mib,
             "bulk_batch_rate_median": statistics.median(per_batch_rate),
             "bulk_first_batch_rate": per_batch_rate[0],
             "bulk_last_batch_rate": per_batch_rate[-1],
@@ -534,7 +673,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "baseline_runs": args.write_reps,
             "baseline_single_seconds": single_s,
             "baseline_single_rate": single_rate,
-            "sample_write_many_seconds": many_s,
+            "sample_write_many_seconds": sample_s,
             "sample_write_many_rate": sample_many_rate,
             "ratio_bulk_vs_single": bulk_rate / single_rate,
             "ratio_same_sample": sample_many_rate / single_rate,
@@ -641,8 +780,16 @@ def report(results: dict[str, Any]) -> str:
         f"Writes: {w['n']:,} memories ({w['repeats_generated']:,} repeats; "
         f"{w['words_median']:.0f} words median, {w['words_max']:,} max)",
         f"  write_many, {w['batch']:,} per transaction  {w['bulk_rate']:>10,.0f} memories/s"
-        f"  ({w['bulk_seconds']:.1f} s; per batch: median {w['bulk_batch_rate_median']:,.0f}/s, "
-        f"first {w['bulk_first_batch_rate']:,.0f}/s, last {w['bulk_last_batch_rate']:,.0f}/s)",
+        f"  ({w['bulk_seconds']:.1f} s, median of {w['ratio_reps']}; first run per batch: median "
+        f"{w['bulk_batch_rate_median']:,.0f}/s, first {w['bulk_first_batch_rate']:,.0f}/s, "
+        f"last {w['bulk_last_batch_rate']:,.0f}/s)",
+        f"  baseline: plain sqlite3 executemany {w['plain_rate']:>10,.0f} memories/s"
+        f"  (same rows, hashed and counted beforehand; same schema, triggers and batches;"
+        f" median of {w['ratio_reps']}, interleaved)",
+        f"  write_many / plain sqlite3         {times(w['ratio_bulk_vs_plain']):>10}"
+        f"  (same end state: rows, seen counts, indexed rows: OK)",
+        f"  Python heap peak, write_many of all {w['n']:,}: {w['heap_peak_mib']:.1f} MiB"
+        f"  (tracemalloc, untimed run)",
         f"  rows created / folded              {w['created']:>10,} / {w['folded']:,}"
         f"  (folded == generated repeats: OK)",
         f"  of which tokenizer.count           {w['tokenizer_seconds']:>10.1f} s"
@@ -671,6 +818,9 @@ def report(results: dict[str, Any]) -> str:
         "",
         "Summary                                   result      baseline     ratio",
         f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
+        f" {w['plain_rate']:>13,.0f}"
+        f"  {times(w['ratio_bulk_vs_plain']):>7}  write_many / plain sqlite3",
+        f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
         f" {w['baseline_single_rate']:>13,.0f}"
         f"  {times(w['ratio_bulk_vs_single']):>7}  write_many / write()",
         f"  write rate, same {w['baseline_n']:,} items      {w['sample_write_many_rate']:>11,.0f}"
@@ -689,6 +839,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batch", type=int, default=1000, help="memories per write_many call")
     parser.add_argument(
         "--repeat-fraction", type=float, default=0.10, help="share of repeats (default 0.10)"
+    )
+    parser.add_argument(
+        "--ratio-reps",
+        type=int,
+        default=3,
+        help="runs each of write_many and the plain-sqlite3 baseline, interleaved (median)",
     )
     parser.add_argument(
         "--baseline-n", type=int, default=5000, help="items for the write() baseline"

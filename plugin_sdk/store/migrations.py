@@ -1055,23 +1055,30 @@ def m015_toc_rank(db: Database) -> None:
 
 
 @step
-def m016_fts_insert_paused(db: Database) -> None:
-    # ``write_many`` feeds the full-text index itself, one statement per batch
-    # (see ``store/writing/bulk.py``): measured faster than the insert trigger
-    # firing once per row. While ``fts_insert_paused`` holds a row the insert
-    # trigger leaves the index to that writer. The row is added and removed
-    # inside the writer's own transaction, so no other connection ever sees
-    # it, and every other writer keeps the trigger as it was.
+def m016_insert_triggers_paused(db: Database) -> None:
+    # ``write_many`` does the work of the two per-row insert triggers itself,
+    # one statement per batch (see ``store/writing/bulk.py``): feeding the
+    # full-text index and the table of contents' ranking rows once per batch
+    # was measured faster than the triggers firing once per row. While
+    # ``insert_triggers_paused`` holds a row those triggers leave their work to
+    # that writer. The row is added and removed inside the writer's own
+    # transaction, so no other connection ever sees it, and every other writer
+    # keeps the triggers as they were (the bodies are unchanged).
     db.executescript(
-        """
-        CREATE TABLE fts_insert_paused (
+        f"""
+        CREATE TABLE insert_triggers_paused (
             id INTEGER PRIMARY KEY CHECK (id = 1)
         );
         DROP TRIGGER memories_fts_insert;
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
-        WHEN NEW.status = 'active' AND NOT EXISTS (SELECT 1 FROM fts_insert_paused) BEGIN
+        WHEN NEW.status = 'active' AND NOT EXISTS (SELECT 1 FROM insert_triggers_paused) BEGIN
             INSERT INTO memories_fts (rowid, content, fts_scope)
             VALUES (NEW.id, NEW.content, NEW.fts_scope);
+        END;
+        DROP TRIGGER toc_memory_insert;
+        CREATE TRIGGER toc_memory_insert AFTER INSERT ON memories
+        WHEN NOT EXISTS (SELECT 1 FROM insert_triggers_paused) BEGIN
+            {_toc_refresh("NEW.id")}
         END;
         """
     )

@@ -15,9 +15,10 @@ of once per item:
 3. Repeats fold in Python: the first item of a key wins, later ones add to
    its seen count; ``occurred_at`` is the first one given (the stored one
    first). Existing rows get one ``UPDATE`` each (``executemany``); new rows
-   one ``INSERT`` each (``executemany``) with their final seen count, and the
-   full-text index one ``INSERT ... SELECT`` for the whole batch, with the
-   per-row insert trigger paused meanwhile (see migration ``m016``).
+   one ``INSERT`` each (``executemany``) with their final seen count; the
+   full-text index and the table of contents' ranking rows (``toc_rank``)
+   get one ``INSERT ... SELECT`` each for the whole batch, with the per-row
+   insert triggers that would do it paused meanwhile (migration ``m016``).
 4. Only new rows' texts are counted by the tokenizer (a repeat's count would
    be thrown away). One timestamp serves the whole call.
 
@@ -64,15 +65,24 @@ UPDATE memories SET seen_count = seen_count + ?, last_seen_at = ?,
 WHERE id = ?
 """
 
-_FEED_RANGE = """
-INSERT INTO memories_fts (rowid, content, fts_scope)
-SELECT id, content, fts_scope FROM memories WHERE id BETWEEN ? AND ? AND status = 'active'
-"""
-_FEED_IDS = """
-INSERT INTO memories_fts (rowid, content, fts_scope)
-SELECT id, content, fts_scope FROM memories
-WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active'
-"""
+# What the paused insert triggers do for one row, for a range of new rows
+# (``memories_fts_insert`` and ``toc_memory_insert``, migrations m013, m015, m016).
+_FEED_RANGE = (
+    """INSERT INTO memories_fts (rowid, content, fts_scope)
+       SELECT id, content, fts_scope FROM memories
+       WHERE id BETWEEN ? AND ? AND status = 'active'""",
+    "DELETE FROM toc_rank WHERE memory_id BETWEEN ? AND ?",
+    """INSERT INTO toc_rank SELECT * FROM toc_rank_source
+       WHERE memory_id BETWEEN ? AND ? AND tier IS NOT NULL""",
+)
+_IDS = "(SELECT value FROM json_each(?))"
+_FEED_IDS = (
+    f"""INSERT INTO memories_fts (rowid, content, fts_scope)
+        SELECT id, content, fts_scope FROM memories WHERE id IN {_IDS} AND status = 'active'""",
+    f"DELETE FROM toc_rank WHERE memory_id IN {_IDS}",
+    f"""INSERT INTO toc_rank SELECT * FROM toc_rank_source
+        WHERE memory_id IN {_IDS} AND tier IS NOT NULL""",
+)
 
 Key = tuple[str, str, str]  # (project, category, normalized hash)
 
@@ -302,22 +312,25 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
             )
         )
     (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
-    conn.execute("INSERT INTO fts_insert_paused (id) VALUES (1)")
+    conn.execute("INSERT INTO insert_triggers_paused (id) VALUES (1)")
     conn.executemany(_INSERT, rows)
-    conn.execute("DELETE FROM fts_insert_paused")
+    conn.execute("DELETE FROM insert_triggers_paused")
     last, added = conn.execute(
         "SELECT max(id), count(*) FROM memories WHERE id > ?", [before]
     ).fetchone()
     if added == len(new) and last == before + len(new):
         for offset, entry in enumerate(new, start=1):
             entry.id = before + offset
-        conn.execute(_FEED_RANGE, [before + 1, last])
+        for sql in _FEED_RANGE:
+            conn.execute(sql, [before + 1, last])
         return
     ids = lookup(conn, (entry.item.key for entry in new if entry.item is not None))
     for entry in new:
         assert entry.item is not None
         entry.id = ids[entry.item.key][0]
-    conn.execute(_FEED_IDS, [_json_ids(entry.id for entry in new)])
+    ids_json = _json_ids(entry.id for entry in new)
+    for sql in _FEED_IDS:
+        conn.execute(sql, [ids_json])
 
 
 def _json_ids(ids: Iterable[int]) -> str:
