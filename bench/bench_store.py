@@ -25,7 +25,7 @@ Stores are files in a temporary directory (WAL on disk, not ``:memory:``).
 The text generator is seeded, so two runs with the same flags write the
 same memories and run the same queries.
 
-Run from the repository root (full default run: under 3 minutes on 2 cores)::
+Run from the repository root (full default run: about 6 minutes on 2 busy cores)::
 
     .venv/bin/python bench/bench_store.py
     .venv/bin/python bench/bench_store.py --n 20000 --queries 50 --ratio-reps 3   # quick look

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.errors import ForgottenText, InvalidMemory, UnknownCategory
+from plugin_sdk.store import driver
 from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 
 OPS = resolve_pack("ops")
@@ -175,3 +176,19 @@ def test_new_ids_are_looked_up_when_sqlite_picks_them_at_random(alpha):
     for result, text in zip(results[:2], ["deploy cache", "probe shard"], strict=True):
         assert alpha.memories.get(result.id).content == text
         assert [hit.memory.id for hit in alpha.memories.search(text)] == [result.id]
+
+
+def test_a_batch_sqlite_refuses_midway_leaves_nothing(alpha):
+    # A value SQLite cannot store fails the insert itself, after the triggers paused.
+    with pytest.raises(driver.Error):
+        alpha.memories.write_many(
+            [
+                {"content": "cache lease", "category": "OPS_RULES"},
+                {"content": "cache shard", "category": "OPS_RULES", "scope": ["not", "text"]},
+            ]
+        )
+    conn = alpha.db.conn
+    assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM insert_triggers_paused").fetchone()[0] == 0
+    alpha.memories.write("cache lease", "OPS_RULES")
+    assert [hit.memory.content for hit in alpha.memories.search("lease")] == ["cache lease"]

@@ -120,6 +120,9 @@ class Memories:
         ``importance``, ``scope``, ``shareable``, ``source``, ``project`` and
         ``occurred_at``.
         An error names the item's position; nothing from the batch is kept.
+        The end state is that of writing the items one by one (a repeat inside
+        the batch folds into the first item of its key), reached with a
+        statement per table per batch: see ``store/writing/bulk.py``.
         """
         results = bulk.write_many(self.store, items, project)
         self._written(results)
