@@ -19,8 +19,12 @@ timed too), then times the Retain Job alone, truth regenerations included:
   time through the store's helpers (one timed run); the script checks that it
   ends in the same memories, entities, relations, facts, conflicts and
   observation outcomes as the batched job (``end_state``);
-- **observe baseline**: parsing plus ``jsonschema`` on every line, as observe
-  validated before the compiled check (validation only, no store);
+- **observe baselines**, interleaved with observe on a fresh store run by
+  run: parsing plus ``jsonschema`` on every line, as observe validated before
+  the compiled check (validation only, no store, on the prefix), and a floor:
+  ``json.loads`` and one ``executemany`` of the same rows into the inbox table
+  with plain ``sqlite3`` (no checks, no hashing); plus observe's Python heap
+  peak on the whole stream;
 - **ablation, no fast-track**: ``fast_track_above = 1.0``, so every observation
   takes the content dedup pass, on the whole stream.
 
@@ -32,12 +36,14 @@ Run from the repository root (full default run: about 10 minutes on 2 cores)::
     .venv/bin/python bench/bench_retain.py
     .venv/bin/python bench/bench_retain.py --n 4000 --entities 800 --reps 1   # quick look
     .venv/bin/python bench/bench_retain.py --json > retain.json
+    .venv/bin/python bench/bench_retain.py --observe-only         # observe and its baselines only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -307,6 +313,80 @@ def observe_baseline(lines: list[str]) -> float:
     return len(lines) / (time.perf_counter() - started)
 
 
+def observe_floor(tmp: Path, lines: list[str]) -> float:
+    """Lines per second for the least observe could do: ``json.loads`` and one ``executemany``.
+
+    The same rows go into the inbox table of a fresh store (its schema, WAL,
+    the store's pragmas), with plain ``sqlite3``, in one transaction; no
+    validation, no hashing, no lookups.
+    """
+    path = tmp / f"floor-{time.monotonic_ns()}.db"
+    Store(path, project=PROJECT).close()
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA foreign_keys = ON")
+    try:
+        started = time.perf_counter()
+        rows = []
+        for text in lines:
+            d = json.loads(text)
+            rows.append(
+                (PROJECT, d["id"], "queued", d["source"], d.get("source_ref"), d["timestamp"],
+                 d["category"], d["topic"], d.get("sentiment", "neutral"), d.get("correlation"),
+                 "", None, "2026-01-01T00:00:00Z", text)
+            )  # fmt: skip
+        db.execute("BEGIN")
+        db.executemany(
+            """INSERT INTO observations (project, id, status, source, source_ref, timestamp,
+                   category, topic, sentiment, correlation, content_hash, error, received_at,
+                   document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            rows,
+        )
+        db.execute("COMMIT")
+        return len(lines) / (time.perf_counter() - started)
+    finally:
+        db.close()
+
+
+def observe_figures(tmp: Path, lines: list[str], prefix: list[str], reps: int) -> dict[str, Any]:
+    """observe against its two baselines, interleaved run by run (medians), and its heap peak.
+
+    - the jsonschema-only baseline validates ``prefix`` (it is slow);
+    - the floor and observe take the whole stream, each on a fresh store.
+    """
+    jsonschema_rates, floor_rates, observe_rates = [], [], []
+    for rep in range(reps):
+        jsonschema_rates.append(observe_baseline(prefix))
+        floor_rates.append(observe_floor(tmp, lines))
+        store, seconds = fresh_store(tmp, "observe", lines)
+        store.close()
+        observe_rates.append(len(lines) / seconds)
+        log(
+            f"  observe run {rep + 1}/{reps}: {observe_rates[-1]:,.0f} lines/s, floor "
+            f"{floor_rates[-1]:,.0f}, jsonschema-only {jsonschema_rates[-1]:,.0f}"
+        )
+    path = tmp / f"observe-peak-{time.monotonic_ns()}.db"
+    store = Store(path, project=PROJECT)
+    store.packs.install(resolve_pack(PACK))
+    try:
+        tracemalloc.start()
+        observe(store, lines)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    finally:
+        store.close()
+    return {
+        "lines": len(lines),
+        "rate": statistics.median(observe_rates),
+        "rates": observe_rates,
+        "floor_rate": statistics.median(floor_rates),
+        "floor_rates": floor_rates,
+        "jsonschema_rate": statistics.median(jsonschema_rates),
+        "jsonschema_rates": jsonschema_rates,
+        "jsonschema_lines": len(prefix),
+        "peak_heap_mib": round(peak / 2**20, 1),
+    }
+
+
 def same_state(batched: dict[str, Any], reference: dict[str, Any]) -> list[str]:
     """Tables where the batched and the reference runs differ (an empty list: the same)."""
     ours, theirs = batched.pop("end_state"), reference.pop("end_state")
@@ -339,8 +419,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "with_facts": sum("facts" in d["payload_typed"] for d in stream.documents),
             "with_relations": sum("relations" in d["payload_typed"] for d in stream.documents),
         }
-        log("observe: jsonschema on every line (the validator before the compiled one)")
-        results["observe_baseline_rate"] = observe_baseline(prefix)
+        log("observe: against jsonschema on every line, and the json.loads + executemany floor")
+        results["observe"] = observe_figures(tmp, lines, prefix, args.reps)
+        if args.observe_only:
+            results["environment"]["loadavg_end"] = load_average()
+            return results
         log("memsdk, whole stream")
         results["memsdk"] = measure(tmp, "memsdk", lines, run_memsdk, args.reps)
         log("reference path (batched=False), whole stream")
@@ -363,11 +446,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+def observe_report(results: dict[str, Any]) -> str:
+    """The observe figures alone (``--observe-only``)."""
+    env, ob = results["environment"], results["observe"]
+    return "\n".join(
+        [
+            "memsdk observe benchmark",
+            f"  {env['date']}; memsdk {env['memsdk']} ({env['commit']}), python {env['python']}, "
+            f"sqlite {env['sqlite']}; {env['cpu']}, os.cpu_count() = {env['cpu_count']}",
+            f"  load average (1/5/15 min) at start {env['loadavg_start']}, "
+            f"at end {env['loadavg_end']}",
+            f"observe, {ob['lines']:,} lines (medians of {len(ob['rates'])}, interleaved)",
+            f"  observe                                {ob['rate']:>9,.0f} lines/s"
+            f"  (Python heap peak {ob['peak_heap_mib']} MiB)",
+            f"  floor: json.loads + one executemany    {ob['floor_rate']:>9,.0f} lines/s"
+            f"  observe is {ob['rate'] / ob['floor_rate']:.2f}x of it",
+            f"  jsonschema on every line (first {ob['jsonschema_lines']:,})"
+            f"  {ob['jsonschema_rate']:>6,.0f} lines/s"
+            f"  observe is {ob['rate'] / ob['jsonschema_rate']:.1f}x of it",
+        ]
+    )
+
+
 def report(results: dict[str, Any]) -> str:
+    if "memsdk" not in results:
+        return observe_report(results)
     env, stream = results["environment"], results["stream"]
     m, nf = results["memsdk"], results["no_fast_track"]
     mp, ub = results["memsdk_prefix"], results["unbatched"]
     ref, differ = results["reference"], results["same_end_state"]
+    ob = results["observe"]
     r = m["report"]
     lines = [
         "memsdk retain benchmark",
@@ -395,8 +503,12 @@ def report(results: dict[str, Any]) -> str:
         f"end state {'the same' if not differ else 'DIFFERS in ' + ', '.join(differ)}",
         f"  Python heap peak, retain on the whole stream  {m['peak_heap_mib']} MiB "
         f"(reference {ref['peak_heap_mib']} MiB)",
+        f"  observe, measured alone (medians of {len(ob['rates'])})       {ob['rate']:>9,.0f} lines/s"
+        f"  (Python heap peak {ob['peak_heap_mib']} MiB on {ob['lines']:,} lines)",
+        f"  observe floor: json.loads + one executemany  {ob['floor_rate']:>9,.0f} lines/s"
+        " (plain sqlite3, same rows, no checks)",
         f"  observe baseline: jsonschema on every line   "
-        f"{results['observe_baseline_rate']:>9,.0f} lines/s (validation only)",
+        f"{ob['jsonschema_rate']:>9,.0f} lines/s (validation only, first {ob['jsonschema_lines']:,})",
         "",
         "Summary                                     result    baseline    ratio",
         f"  batched vs one transaction per observation  {mp['rate']:>6,.0f}    {ub['rate']:>8,.0f}"
@@ -405,9 +517,10 @@ def report(results: dict[str, Any]) -> str:
         f"    {m['rate'] / nf['rate']:.2f}x",
         f"  batched vs reference path (whole stream)    {m['rate']:>6,.0f}    {ref['rate']:>8,.0f}"
         f"    {m['rate'] / ref['rate']:.2f}x",
-        f"  observe vs jsonschema-only validation       {m['observe_rate']:>6,.0f}"
-        f"    {results['observe_baseline_rate']:>8,.0f}"
-        f"    {m['observe_rate'] / results['observe_baseline_rate']:.1f}x",
+        f"  observe vs jsonschema-only validation       {ob['rate']:>6,.0f}"
+        f"    {ob['jsonschema_rate']:>8,.0f}    {ob['rate'] / ob['jsonschema_rate']:.1f}x",
+        f"  observe vs json.loads + executemany floor   {ob['rate']:>6,.0f}"
+        f"    {ob['floor_rate']:>8,.0f}    {ob['rate'] / ob['floor_rate']:.2f}x",
     ]
     return "\n".join(lines)
 
@@ -426,6 +539,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=20260701, help="generator seed")
     parser.add_argument("--dir", default=None, help="where the temporary stores go")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--observe-only", action="store_true", help="measure observe alone (a minute or so)"
+    )
     args = parser.parse_args(argv)
     results = run(args)
     print(json.dumps(results, indent=2) if args.json else report(results))

@@ -111,8 +111,30 @@ def _compiled() -> Callable[[Any], Any]:
     """
     import fastjsonschema  # here, not at import, as jsonschema above
 
-    compiled: Callable[[Any], Any] = fastjsonschema.compile(observation_schema())
+    compiled: Callable[[Any], Any] = fastjsonschema.compile(_inlined(observation_schema()))
     return compiled
+
+
+def _inlined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with each ``{"$ref": "#/$defs/..."}`` replaced by the definition itself.
+
+    The same checks; fastjsonschema then writes them inline instead of
+    calling a function per entity name, which formats the name's path on
+    every call, valid or not.
+    """
+    definitions = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and len(node) == 1:
+                return resolve(definitions[ref.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(value) for value in node]
+        return node
+
+    return {key: resolve(value) for key, value in schema.items() if key != "$defs"}
 
 
 def _valid(document: Mapping[str, Any]) -> bool:
@@ -129,9 +151,16 @@ def normalize_topic(topic: str) -> str:
     return " ".join(topic.casefold().split())
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical(document: Mapping[str, Any]) -> str:
+    """The document as compact JSON with sorted keys: what is hashed and stored."""
+    return _CANONICAL.encode(document)
+
+
 def content_hash(document: Mapping[str, Any]) -> str:
-    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical(document).encode("utf-8")).hexdigest()
 
 
 def parse_line(text: str) -> dict[str, Any]:
@@ -153,6 +182,11 @@ def check_document(document: Mapping[str, Any]) -> Observation:
         check_tree(document)
     except InvalidDocument as error:
         raise InvalidObservation(error.reason, error.path or "(top level)") from error
+    return _checked(document)
+
+
+def _checked(document: Mapping[str, Any]) -> Observation:
+    """:func:`check_document` for a document :func:`parse_line` has already checked."""
     errors = (
         []
         if _valid(document)
@@ -241,7 +275,7 @@ class _Line:
 
     number: int
     observation: Observation
-    document: Mapping[str, Any]
+    document: str  # as stored: :func:`canonical`
     digest: str
 
 
@@ -281,10 +315,11 @@ def _read(
         document = parse_line(text)
         raw_id = document.get("id")
         ident = raw_id if isinstance(raw_id, str) else None
-        observation = check_document(document)
+        observation = _checked(document)
     except InvalidObservation as error:
         return BadLine(number, ident, str(error))
-    digest = content_hash(document)
+    text = canonical(document)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     earlier = seen_in_file.get(observation.id)
     if earlier is not None:
         if earlier[1] == digest:
@@ -295,7 +330,7 @@ def _read(
             f"id {observation.id!r} is used by line {earlier[0]} for different content",
         )
     seen_in_file[observation.id] = (number, digest)
-    return _Line(number, observation, document, digest)
+    return _Line(number, observation, text, digest)
 
 
 def _take(
@@ -365,7 +400,7 @@ def _take(
                 digest,
                 problem,
                 now,
-                json.dumps(item.document, sort_keys=True, ensure_ascii=False),
+                item.document,
             )
         )
         if problem is not None:

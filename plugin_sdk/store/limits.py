@@ -65,10 +65,24 @@ def loads_json(
     documents whose numbers are never stored, such as transcripts: only
     their size, depth and text are checked then.
     """
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    plain = False  # whether the text cannot hold what check_tree refuses but numbers
+    if isinstance(text, bytes):
+        size = len(text)
+    elif text.isascii():
+        size, plain = len(text), _plain(text)
+    else:
+        try:
+            size, plain = len(text.encode("utf-8")), _plain(text)
+        except UnicodeEncodeError:  # a lone surrogate: check_tree names where
+            size = len(text.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise InvalidDocument(f"document of {size} bytes is larger than {max_bytes}")
     try:
+        if plain:
+            try:
+                return _loads_plain(text, numbers)
+            except _Unsure:
+                pass  # a number out of range: parse again and let check_tree say where
         if numbers:
             value = json.loads(text, parse_constant=_no_constant)
         else:
@@ -80,6 +94,39 @@ def loads_json(
     except ValueError as error:  # an integer of more digits than Python converts
         raise InvalidDocument(str(error).split(";")[0]) from error
     check_tree(value, numbers=numbers)
+    return value
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON text in valid Unicode cannot parse to too deep a tree or a lone surrogate.
+
+    Fewer than :data:`MAX_DEPTH` brackets in all allow no deeper nesting, and
+    a ``\\u`` escape is the only way JSON text writes a lone surrogate. Such
+    text is parsed by :func:`_loads_plain`, which checks numbers as they are
+    read, and the walk of :func:`check_tree` is skipped.
+    """
+    return "\\u" not in text and text.count("[") + text.count("{") < MAX_DEPTH
+
+
+class _Unsure(Exception):
+    """A number :func:`check_tree` would refuse, met while parsing plain text."""
+
+
+def _loads_plain(text: str, numbers: bool) -> Any:
+    return (_PLAIN if numbers else _LENIENT).decode(text)
+
+
+def _int_in_range(digits: str) -> int:
+    value = int(digits)
+    if not MIN_INTEGER <= value <= MAX_INTEGER:
+        raise _Unsure
+    return value
+
+
+def _finite_float(digits: str) -> float:
+    value = float(digits)
+    if not math.isfinite(value):
+        raise _Unsure
     return value
 
 
@@ -160,3 +207,10 @@ def _no_constant(name: str) -> Any:
 def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+
+
+# One decoder each, made once (``json.loads`` with options builds one per call).
+_PLAIN = json.JSONDecoder(
+    parse_constant=_no_constant, parse_int=_int_in_range, parse_float=_finite_float
+)
+_LENIENT = json.JSONDecoder(parse_int=_lenient_int)
