@@ -78,7 +78,7 @@ def loads_json(
     if size > max_bytes:
         raise InvalidDocument(f"document of {size} bytes is larger than {max_bytes}")
     try:
-        if plain:
+        if plain and isinstance(text, str):
             try:
                 return _loads_plain(text, numbers)
             except _Unsure:
