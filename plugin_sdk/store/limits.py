@@ -81,8 +81,10 @@ def loads_json(
         if plain and isinstance(text, str):
             try:
                 return _loads_plain(text, numbers)
-            except _Unsure:
-                pass  # a number out of range: parse again and let check_tree say where
+            except InvalidDocument as error:
+                if error.path != _UNSURE:
+                    raise
+                # a number out of range: parse again, and check_tree says where
         if numbers:
             value = json.loads(text, parse_constant=_no_constant)
         else:
@@ -108,8 +110,9 @@ def _plain(text: str) -> bool:
     return "\\u" not in text and text.count("[") + text.count("{") < MAX_DEPTH
 
 
-class _Unsure(Exception):
-    """A number :func:`check_tree` would refuse, met while parsing plain text."""
+# The path of the refusal a number out of range raises while plain text is parsed:
+# never shown, only a sign to parse the text again the full way.
+_UNSURE = "(a number out of range, met while parsing)"
 
 
 def _loads_plain(text: str, numbers: bool) -> Any:
@@ -119,14 +122,14 @@ def _loads_plain(text: str, numbers: bool) -> Any:
 def _int_in_range(digits: str) -> int:
     value = int(digits)
     if not MIN_INTEGER <= value <= MAX_INTEGER:
-        raise _Unsure
+        raise InvalidDocument("out of range", _UNSURE)
     return value
 
 
 def _finite_float(digits: str) -> float:
     value = float(digits)
     if not math.isfinite(value):
-        raise _Unsure
+        raise InvalidDocument("not finite", _UNSURE)
     return value
 
 
