@@ -99,6 +99,11 @@ class Store:
     :param clock: returns the current time (tests inject a fixed clock).
     :param plugins: the plugin manager whose hooks the stages call; default: a
         fresh one from :func:`~plugin_sdk.plugin.manager.make_plugin_manager`.
+    :param synchronous: SQLite's ``PRAGMA synchronous`` for this connection,
+        ``"normal"`` (default, or ``MEMSDK_SYNCHRONOUS``), ``"full"`` or
+        ``"extra"``. With WAL, ``normal`` never corrupts the file and a killed
+        process loses nothing; a power loss may roll back the last commits.
+        A forget is always committed with ``full``.
     """
 
     def __init__(
@@ -109,8 +114,10 @@ class Store:
         tokenizer: TokenCounter | None = None,
         clock: Clock = utc_now,
         plugins: PluginManager | None = None,
+        synchronous: str | None = None,
     ) -> None:
         self.path = str(path)
+        level = _synchronous(synchronous)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
         self.plugins = plugins if plugins is not None else make_plugin_manager()
@@ -122,6 +129,7 @@ class Store:
             fence.refuse_newer(self.db, self.path)
             if self.path != ":memory:":
                 _enable_wal(self.db, self.path)
+            self.db.execute(f"PRAGMA synchronous = {level}")
             fence.migrate(self.db, self.path)
         except BaseException:
             self.db.close()
@@ -330,6 +338,28 @@ def _connect(path: str) -> StoreDatabase:
             db.close()
         raise StoreError(f"cannot open store {path}: {error}") from error
     return db
+
+
+#: ``Store(synchronous=...)`` / ``MEMSDK_SYNCHRONOUS``: SQLite's levels the store accepts.
+SYNCHRONOUS = ("normal", "full", "extra")
+SYNCHRONOUS_ENV = "MEMSDK_SYNCHRONOUS"
+
+
+def _synchronous(given: str | None) -> str:
+    """The ``PRAGMA synchronous`` level: ``given``, else the environment's, else ``normal``.
+
+    In WAL mode ``normal`` syncs the log at checkpoints, not at every commit:
+    a crash of the process loses nothing and no setting corrupts the file,
+    but the last commits before a power loss or an OS crash may roll back.
+    ``full`` syncs every commit (a few ms each on a typical disk).
+    """
+    value = given if given is not None else os.environ.get(SYNCHRONOUS_ENV) or "normal"
+    if value.lower() not in SYNCHRONOUS:
+        where = "synchronous=" if given is not None else f"{SYNCHRONOUS_ENV}="
+        raise StoreError(
+            f"{where}{value!r} is not a synchronous level; use one of {', '.join(SYNCHRONOUS)}"
+        )
+    return value.upper()
 
 
 def _unwritable(error: driver.OperationalError) -> bool:

@@ -284,13 +284,20 @@ def _scrub(value: Any, text: str) -> Any:
 
 @contextmanager
 def _secure_delete(store: Store) -> Iterator[None]:
-    """``PRAGMA secure_delete`` on for a block: freed cells are overwritten with zeros."""
+    """``PRAGMA secure_delete`` on for a block: freed cells are overwritten with zeros.
+
+    The block's commit is also made durable (``synchronous = FULL``) whatever
+    the store's setting: a forget must not come undone with a power loss.
+    """
     before = int(store.db.execute("PRAGMA secure_delete").fetchone()[0])
+    synchronous = int(store.db.execute("PRAGMA synchronous").fetchone()[0])
     store.db.execute("PRAGMA secure_delete = 1")
+    store.db.execute(f"PRAGMA synchronous = {max(synchronous, 2):d}")
     try:
         yield
     finally:
         store.db.execute(f"PRAGMA secure_delete = {before}")
+        store.db.execute(f"PRAGMA synchronous = {synchronous:d}")
 
 
 def is_forgotten(row: Mapping[str, Any]) -> bool:
