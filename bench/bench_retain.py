@@ -64,7 +64,8 @@ from bench_store import environment, load_average
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.retain import job as retain_module
-from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, end_state, retain
+from plugin_sdk.retain.end_state import end_state
+from plugin_sdk.retain.job import BATCH_SIZE, RetainJob, RetainReport, retain
 from plugin_sdk.retain.observations import _validator, check_document, observe, parse_line
 
 PROJECT = "bench"

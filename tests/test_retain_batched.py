@@ -17,7 +17,8 @@ import pytest
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.grid.policy import grid
-from plugin_sdk.retain.job import end_state, retain
+from plugin_sdk.retain.end_state import end_state
+from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
 
 WORDS = [

@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError, NotFound, WrongStatus
+from plugin_sdk.retain.facts import open_conflicts_of
 from plugin_sdk.retain.handlers import load_deferred
-from plugin_sdk.retain.job import RetainJob, open_conflicts_of, reinforce
+from plugin_sdk.retain.job import RetainJob
 from plugin_sdk.retain.observations import StoredObservation, get, listing
+from plugin_sdk.retain.strengthen import reinforce
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity

@@ -96,7 +96,7 @@ def _mean(values: list[float]) -> float:
 
 
 def _topic(store: Store, entity: Entity, observation: Observation) -> float:
-    db = store.db
+    db = store.db.conn
     if db.execute(
         "SELECT 1 FROM entity_observations WHERE entity_id = ? AND topic = ? AND held = 0 LIMIT 1",
         [entity.id, observation.topic],
@@ -113,7 +113,7 @@ def _topic(store: Store, entity: Entity, observation: Observation) -> float:
 def _fact(store: Store, subject: Entity | None, predicate: str) -> float:
     if subject is None:
         return 0.0
-    row = store.db.execute(
+    row = store.db.conn.execute(
         "SELECT 1 FROM facts WHERE entity_id = ? AND predicate = ? AND status = 'active' LIMIT 1",
         [subject.id, predicate],
     ).fetchone()
@@ -121,7 +121,7 @@ def _fact(store: Store, subject: Entity | None, predicate: str) -> float:
 
 
 def _relation(store: Store, source: Entity | None, target: Entity | None, type: str) -> float:
-    db = store.db
+    db = store.db.conn
     if source is not None and target is not None:
         row = db.execute(
             """SELECT 1 FROM relations WHERE project = ? AND source_id = ? AND target_id = ?

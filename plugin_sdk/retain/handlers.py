@@ -142,7 +142,7 @@ class RetainContext:
             memory_id = self._existing(text, category)
         if memory_id is not None:
             if not self.held:
-                store.db.execute(
+                store.db.conn.execute(
                     "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
                     [now, memory_id],
                 )
@@ -157,9 +157,11 @@ class RetainContext:
             memory_id = result.id
             self.memory_created = result.created
             if result.created and self.held:
-                store.db.execute("UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id])
+                store.db.conn.execute(
+                    "UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id]
+                )
             elif result.status == "pending" and not self.held:
-                store.db.execute(
+                store.db.conn.execute(
                     "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
                     [now, memory_id],
                 )
@@ -197,7 +199,7 @@ class RetainContext:
         return self.entities[name]
 
     def _existing(self, text: str, category: str) -> int | None:
-        row = self.store.db.execute(
+        row = self.store.db.conn.execute(
             """SELECT id FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?""",
             [self.store.project, category, normalized_hash(text)],
         ).fetchone()
@@ -205,7 +207,7 @@ class RetainContext:
 
     def _place(self, memory_id: int, text: str, category: str) -> None:
         store = self.store
-        row = store.db.execute(
+        row = store.db.conn.execute(
             "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
             [memory_id],
         ).fetchone()
@@ -220,7 +222,7 @@ class RetainContext:
         split_cell(decision.cell)
         base = policy.cells[decision.cell].half_life_days
         own = None if self.half_life_factor == 1.0 else base * self.half_life_factor
-        store.db.execute(
+        store.db.conn.execute(
             """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
                    half_life_days) VALUES (?, ?, ?, ?, ?, ?)""",
             [

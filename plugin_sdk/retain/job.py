@@ -30,6 +30,10 @@ On the dark route nothing is strengthened: the memory is ``pending``, facts
 are ``held``, relations wait in the observation, and steps 6's effects happen
 when a person accepts it (``dark_matter.py``).
 
+Each step lives in its own module: ``resolve.py`` (1), ``dedup.py`` (2),
+``fit.py`` and ``routing.py`` (3), ``facts.py`` (4), ``handlers.py`` (5),
+``strengthen.py`` (6); this module runs them.
+
 Idempotent by observation id: an observation is processed once; a replay of
 the same file adds nothing to the inbox, and a run with an empty inbox writes
 nothing.
@@ -39,7 +43,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -47,16 +50,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.grid.consolidation import ENTITY_STRENGTH, ensure_math
-from plugin_sdk.grid.entities import Entity as EntityRecord
-from plugin_sdk.grid.policy import Grid, grid, pinned
+from plugin_sdk.grid.consolidation import ensure_math
+from plugin_sdk.grid.policy import grid, pinned
 from plugin_sdk.redact import redact
 from plugin_sdk.retain import routing
+from plugin_sdk.retain.dedup import Dedup
+from plugin_sdk.retain.facts import record_facts
 from plugin_sdk.retain.fit import measure
-from plugin_sdk.retain.handlers import RetainContext, dispatch, registered_handlers
+from plugin_sdk.retain.handlers import DEFAULT, RetainContext, dispatch, registered_handlers
 from plugin_sdk.retain.observations import from_document
-from plugin_sdk.retain.truth import add_impact, due, regenerate_many
-from plugin_sdk.store.normalize import normalize, normalized_hash
+from plugin_sdk.retain.resolve import Resolver
+from plugin_sdk.retain.strengthen import Gathered, flush, gather, link_observation, reinforce
+from plugin_sdk.retain.truth import due, regenerate_many
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
@@ -64,11 +69,12 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 BATCH_SIZE = 200
-DEDUP_WINDOW = 200  # latest memories of the actors the content pass compares with
-NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) that counts as the same content
-MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is equal
 Progress = Callable[[int, int], None]
-_WORD = re.compile(r"\w+")
+
+_OUTCOME = """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
+                  memory_id = ?, duplicate = ?, half_life_days = ?, deferred = ?,
+                  processed_at = ?, error = NULL
+              WHERE project = ? AND id = ?"""
 
 
 @attrs.define
@@ -88,6 +94,11 @@ class RetainReport:
         data = attrs.asdict(self)
         data["failed"] = [{"id": i, "error": e} for i, e in self.failed]
         return data
+
+    def copy(self) -> RetainReport:
+        return attrs.evolve(
+            self, routes=dict(self.routes), failed=list(self.failed), truths=list(self.truths)
+        )
 
 
 def retain(
@@ -123,16 +134,29 @@ def retain(
     return report
 
 
+@attrs.define
+class _Batch:
+    """What the batched path keeps while it runs one batch."""
+
+    gathered: Gathered = attrs.field(factory=Gathered)
+    outcomes: list[tuple[Any, ...]] = attrs.field(factory=list)
+    pending: Gathered | None = None  # the current observation's, added when it commits
+    outcome: tuple[Any, ...] | None = None
+
+
 class RetainJob:
     """The job on one store's project; reads the policy, grid and handlers once.
 
     ``batched`` (the default) runs a batch with the grid pinned (``grid()``
-    answers from memory for the hooks and helpers), one plain savepoint per
-    observation, and the observations' truth impacts gathered in memory and
-    stored once per batch (one statement per batch instead of one per entity
-    per observation). ``batched=False`` is the reference path, one observation
-    at a time through the store's own helpers; both end in the same state (a
-    test and ``bench/bench_retain.py`` check it).
+    answers from memory for the hooks and helpers), the batch's entities read
+    in one query and kept in memory (``resolve.py``), the dedup pass's word
+    sets kept (``dedup.py``), one plain savepoint per observation, and the
+    entities seen, truth impacts and observation outcomes gathered and
+    stored once per batch. Should anything outside one observation fail in a
+    batch, the batch is rolled back and run again on the reference path.
+    ``batched=False`` is that reference path, one observation at a time
+    through the store's own helpers; both end in the same state (a test and
+    ``bench/bench_retain.py`` check it).
     """
 
     def __init__(self, store: Store, *, batched: bool = True) -> None:
@@ -142,12 +166,14 @@ class RetainJob:
         self.policy = routing.policy(store)
         self.grid = grid(store)
         self.handlers = registered_handlers(store)
-        self._impacts: dict[int, tuple[str, float, int]] | None = None
+        self.resolver = Resolver(store)
+        self.dedup = Dedup(store, remember=batched)
+        self._batch: _Batch | None = None
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
         """Observations of the project waiting in the inbox."""
-        row = self.store.db.execute(
+        row = self.store.db.conn.execute(
             "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
             [self.project],
         ).fetchone()
@@ -174,15 +200,40 @@ class RetainJob:
             for ident, document in rows:
                 self._one(ident, document, report, self.store.atomic)
             return len(rows)
-        self._impacts = {}
+        conn = self.store.db.conn
+        before = report.copy()
+        conn.execute("SAVEPOINT retain_batch")
+        try:
+            self._run_batched(rows, report)
+        except Exception:  # not one observation's fault: the batch again, the reference way
+            conn.execute("ROLLBACK TO retain_batch")
+            conn.execute("RELEASE retain_batch")
+            attrs_restore(report, before)
+            self.resolver.forget()
+            for ident, document in rows:
+                self._one(ident, document, report, self.store.atomic)
+            return len(rows)
+        conn.execute("RELEASE retain_batch")
+        return len(rows)
+
+    def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:
+        documents = []
+        for _ident, document in rows:
+            try:
+                documents.append(from_document(json.loads(document)))
+            except Exception:
+                continue
+        self.resolver.forget()  # other writers may have changed entities between batches
+        self.resolver.prefetch(name for o in documents for name in o.names())
+        batch = self._batch = _Batch()
         try:
             with pinned(self.store, self.grid):
                 for ident, document in rows:
                     self._one(ident, document, report, self._savepoint)
-            self._store_impacts()
+            flush(self.store, batch.gathered)
+            self.store.db.conn.executemany(_OUTCOME, batch.outcomes)
         finally:
-            self._impacts = None
-        return len(rows)
+            self._batch = None
 
     def _one(
         self,
@@ -191,24 +242,30 @@ class RetainJob:
         report: RetainReport,
         savepoint: Callable[[], AbstractContextManager[Any]],
     ) -> None:
-        observation = from_document(json.loads(document))
-        gathered: dict[int, tuple[str, float]] | None = {} if self._impacts is not None else None
+        batch = self._batch
         try:
+            observation = from_document(json.loads(document))
             with savepoint():
-                self.process(observation, report, gathered)
+                self.process(observation, report)
         except Exception as error:  # one observation's failure must not stop the rest
             message = redact(f"{type(error).__name__}: {error}")
             self.store.db.conn.execute(
                 """UPDATE observations SET status = 'failed', error = ?, processed_at = ?
                    WHERE project = ? AND id = ?""",
-                [message, self.store.now(), self.project, observation.id],
+                [message, self.store.now(), self.project, ident],
             )
-            report.failed.append((observation.id, message))
+            report.failed.append((ident, message))
+            if batch is not None:
+                self.resolver.forget()  # what it created or changed was rolled back
         else:
-            if gathered and self._impacts is not None:
-                for entity_id, (project, impact) in gathered.items():
-                    _, total, seen = self._impacts.get(entity_id, (project, 0.0, 0))
-                    self._impacts[entity_id] = (project, total + impact, seen + 1)
+            if batch is not None:
+                if batch.pending is not None:
+                    batch.gathered.add(batch.pending)
+                if batch.outcome is not None:
+                    batch.outcomes.append(batch.outcome)
+        finally:
+            if batch is not None:
+                batch.pending = batch.outcome = None
         report.processed += 1
 
     @contextmanager
@@ -223,42 +280,27 @@ class RetainJob:
             raise
         conn.execute("RELEASE retain_observation")
 
-    def _store_impacts(self) -> None:
-        """The batch's gathered impacts, one upsert per entity (see :func:`add_impact`)."""
-        if not self._impacts:
-            return
-        now = self.store.now()
-        self.store.db.conn.executemany(
-            """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
-               VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (entity_id) DO UPDATE SET impact = impact + excluded.impact,
-                   observations = observations + excluded.observations,
-                   updated_at = excluded.updated_at""",
-            [
-                (entity_id, project, impact, seen, now)
-                for entity_id, (project, impact, seen) in sorted(self._impacts.items())
-            ],
-        )
-
-    def process(
-        self,
-        observation: Observation,
-        report: RetainReport,
-        gathered: dict[int, tuple[str, float]] | None = None,
-    ) -> None:
+    def process(self, observation: Observation, report: RetainReport) -> None:
         """The six steps for one observation (call inside a transaction).
 
-        With ``gathered``, step 6's impacts are put there (entity id -> its
-        project and the impact) for the caller to store, instead of stored now.
+        Inside a batched run, step 6's seen marks and impacts and the
+        observation's outcome are gathered for the batch instead of stored now.
         """
-        store = self.store
+        store, batch = self.store, self._batch
         names = observation.names()
-        known = {name: self._find(name) for name in names}  # 1. resolve
+        find = self.resolver.find if batch is not None else self._find
+        known = {name: find(name) for name in names}  # 1. resolve
         fit = self.fit(observation, known)  # 3. schema_fit
         route = self.policy.route(fit)
         factor = self.policy.factor(route)
         held = route == "dark"
-        duplicate = None if route == "fast" else self.duplicate(observation, known)  # 2.
+        duplicate = (  # 2. dedup
+            None
+            if route == "fast"
+            else self.dedup.duplicate(
+                observation, [e.id for e in (known[n] for n in observation.actors) if e]
+            )
+        )
         entities: dict[str, Entity] = {}
         created: set[str] = set()
         for name in names:  # 5. entities
@@ -267,7 +309,7 @@ class RetainJob:
                 entity = self._create(name, factor)
                 created.add(name)
             elif entity.status == "provisional" and not held:
-                entity = store.entities.update(entity.id, status="active")
+                entity = self._activate(entity)
             entities[name] = entity
         new_conflicts = record_facts(store, observation, entities, held)  # 4. conflicts
         context = RetainContext(
@@ -282,28 +324,33 @@ class RetainJob:
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
+        if batch is not None and handler is not DEFAULT:
+            self.resolver.forget()  # a plugin's handler may have changed entities
         link_observation(store, observation, entities, created, held)
-        if not held:
-            reinforce(store, observation, entities, new_conflicts, self.grid, gathered)  # 6.
-        store.db.execute(
-            """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
-                   memory_id = ?, duplicate = ?, half_life_days = ?, deferred = ?,
-                   processed_at = ?, error = NULL
-               WHERE project = ? AND id = ?""",
-            [
-                "dark" if held else "retained",
-                fit,
-                route,
-                handler.name,
-                context.memory_id,
-                int(context.memory_id is not None and not context.memory_created),
-                context.half_life_days,
-                context.deferred_json(),
-                store.now(),
-                self.project,
-                observation.id,
-            ],
+        if not held:  # 6.
+            if batch is None:
+                reinforce(store, observation, entities, new_conflicts, self.grid)
+            else:
+                batch.pending = gather(
+                    store, observation, entities, new_conflicts, self.grid, self.resolver
+                )
+        outcome = (
+            "dark" if held else "retained",
+            fit,
+            route,
+            handler.name,
+            context.memory_id,
+            int(context.memory_id is not None and not context.memory_created),
+            context.half_life_days,
+            context.deferred_json(),
+            store.now(),
+            self.project,
+            observation.id,
         )
+        if batch is None:
+            store.db.execute(_OUTCOME, list(outcome))
+        else:
+            batch.outcome = outcome
         report.routes[route] += 1  # counted last: a failed observation counts as failed only
         report.conflicts += sum(new_conflicts.values())
         report.entities_created += len(created)
@@ -327,55 +374,13 @@ class RetainJob:
             )
         return float(value)
 
-    def duplicate(self, observation: Observation, known: Mapping[str, Entity | None]) -> int | None:
-        """The content dedup pass: a memory of the same actors saying the same thing."""
-        ids = [e.id for e in (known[name] for name in observation.actors) if e is not None]
-        if not ids:
-            return None
-        digest = normalized_hash(observation.text)
-        words = set(_WORD.findall(normalize(observation.text)))
-        rows = self.store.db.execute(
-            f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
-                JOIN memories m ON m.id = l.memory_id
-                WHERE l.entity_id IN ({", ".join("?" * len(ids))})
-                  AND m.status IN ('active', 'pending')
-                ORDER BY m.id DESC LIMIT ?""",
-            [*ids, DEDUP_WINDOW],
-        ).fetchall()
-        for memory_id, other_hash, _tokens in rows:
-            if other_hash == digest:
-                return int(memory_id)
-        if len(words) < MIN_WORDS:
-            return None
-        # Word sets this far apart in size cannot reach the overlap: skip their text.
-        tokens = self.store.tokenizer.count(observation.text)
-        low, high = tokens * NEAR_DUPLICATE, tokens / NEAR_DUPLICATE
-        for memory_id, _hash, other_tokens in rows:
-            if other_tokens is not None and not low <= other_tokens <= high:
-                continue
-            (content,) = self.store.db.execute(
-                "SELECT content FROM memories WHERE id = ?", [memory_id]
-            ).fetchone()
-            other = set(_WORD.findall(normalize(content)))
-            if len(words & other) / len(words | other) >= NEAR_DUPLICATE:
-                return int(memory_id)
-        return None
-
     def regenerate_due(self) -> list[str]:
         """Regenerate the Compiled Truth of every entity whose impact reached the threshold."""
         found = due(self.store, self.policy.truth_impact_threshold, project=self.project)
         return [written.entity for written in regenerate_many(self.store, found)] if found else []
 
     def _find(self, name: str) -> Entity | None:
-        cursor = self.store.db.conn.execute(
-            "SELECT * FROM entities WHERE project = ? AND name = ? COLLATE NOCASE",
-            [self.project, name],
-        )
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        values = dict(zip([column[0] for column in cursor.description], row, strict=True))
-        return EntityRecord(**{**values, "pinned": bool(values["pinned"])})
+        return Resolver(self.store).find(name)
 
     def _create(self, name: str, factor: float) -> Entity:
         entity = self.store.entities.add(name, status="provisional", project=self.project)
@@ -385,196 +390,24 @@ class RetainJob:
                 [entity.half_life_days * factor, entity.id],
             )
             entity = self.store.entities.get(entity.id)
-        return entity
+        return self.resolver.changed(entity) if self._batch is not None else entity
 
-
-def record_facts(
-    store: Store, observation: Observation, entities: Mapping[str, Entity], held: bool
-) -> dict[int, int]:
-    """Store the observation's facts and the conflicts they make; new conflicts per entity."""
-    new_conflicts: dict[int, int] = {}
-    now = store.now()
-    for fact in observation.facts:
-        subject = entities[fact.subject]
-        value = normalize(fact.object)
-        others = store.db.execute(
-            """SELECT object_norm, max(id), min(object) FROM facts
-               WHERE entity_id = ? AND predicate = ? AND status IN ('active', 'held')
-                 AND object_norm != ?
-               GROUP BY object_norm ORDER BY object_norm""",
-            [subject.id, fact.predicate, value],
-        ).fetchall()
-        cursor = store.db.execute(
-            """INSERT INTO facts (project, entity_id, predicate, object, object_norm,
-                   observation_id, status, at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [
-                subject.project,
-                subject.id,
-                fact.predicate,
-                fact.object,
-                value,
-                observation.id,
-                "held" if held else "active",
-                observation.timestamp,
-                now,
-            ],
+    def _activate(self, entity: Entity) -> Entity:
+        if self._batch is None:
+            return self.store.entities.update(entity.id, status="active")
+        # What entities.update(status="active") writes, without reading the row again.
+        multiplier = self.grid.multiplier(entity.cell, entity.emotional_tag)
+        self.store.db.conn.execute(
+            """UPDATE entities SET status = 'active', emotional_multiplier = ?, updated_at = ?
+               WHERE id = ?""",
+            [multiplier, self.store.now(), entity.id],
         )
-        fact_id = int(cursor.lastrowid or 0)
-        for other_value, other_id, other_object in others:
-            inserted = store.db.execute(
-                """INSERT OR IGNORE INTO conflicts (project, entity_id, kind, predicate, fact_id,
-                       other_fact_id, pair, detail, created_at)
-                   VALUES (?, ?, 'fact', ?, ?, ?, ?, ?, ?)""",
-                [
-                    subject.project,
-                    subject.id,
-                    fact.predicate,
-                    fact_id,
-                    other_id,
-                    json.dumps(sorted([value, other_value]), ensure_ascii=False),
-                    f"{subject.name} {fact.predicate}: {other_object!r} (fact {other_id}) "
-                    f"vs {fact.object!r} (observation {observation.id})",
-                    now,
-                ],
-            )
-            if inserted.rowcount:
-                new_conflicts[subject.id] = new_conflicts.get(subject.id, 0) + inserted.rowcount
-    return new_conflicts
+        return self.resolver.changed(
+            attrs.evolve(entity, status="active", emotional_multiplier=multiplier)
+        )
 
 
-def link_observation(
-    store: Store,
-    observation: Observation,
-    entities: Mapping[str, Entity],
-    created: set[str],
-    held: bool,
-) -> None:
-    """Record which entities the observation is about (and which it created)."""
-    actors = set(observation.actors)
-    store.db.conn.executemany(
-        """INSERT OR IGNORE INTO entity_observations (entity_id, project, observation_id, role,
-               category, topic, at, created, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (
-                entity.id,
-                entity.project,
-                observation.id,
-                "actor" if name in actors else "subject",
-                observation.category,
-                observation.topic,
-                observation.timestamp,
-                int(name in created),
-                int(held),
-            )
-            for name, entity in entities.items()
-        ],
-    )
-
-
-def impacts(
-    policy: Grid,
-    observation: Observation,
-    entities: Mapping[str, Entity],
-    conflicts: Mapping[int, int],
-) -> dict[int, float]:
-    """Each entity's impact from one observation.
-
-    ``impact = m × (1 + facts about it + relations touching it) + its new conflicts``,
-    where ``m`` is the grid's multiplier for the observation's sentiment.
-    """
-    multiplier = policy.emotions.get(observation.sentiment, 1.0)
-    by_name = dict.fromkeys(entities, 0)
-    for fact in observation.facts:
-        by_name[fact.subject] += 1
-    for relation in observation.relations:
-        by_name[relation.source] += 1
-        by_name[relation.target] += 1
-    result = {entities[name].id: multiplier * (1 + n) for name, n in by_name.items()}
-    for entity_id, n in conflicts.items():
-        result[entity_id] = result.get(entity_id, 0.0) + n
-    return result
-
-
-def open_conflicts_of(store: Store, project: str, observation_id: str) -> dict[int, int]:
-    """Open conflicts made by an observation's facts, per entity (for an accepted one)."""
-    rows = store.db.execute(
-        """SELECT c.entity_id, count(*) FROM facts f JOIN conflicts c ON c.fact_id = f.id
-           WHERE f.project = ? AND f.observation_id = ? AND c.status = 'open'
-           GROUP BY c.entity_id""",
-        [project, observation_id],
-    ).fetchall()
-    return {int(entity_id): int(n) for entity_id, n in rows}
-
-
-def reinforce(
-    store: Store,
-    observation: Observation,
-    entities: Mapping[str, Entity],
-    conflicts: Mapping[int, int],
-    policy: Grid | None = None,
-    gathered: dict[int, tuple[str, float]] | None = None,
-) -> None:
-    """Step 6: seen again, emotional tag, strength now, and the observation's impact.
-
-    The impact is added to the store, or to ``gathered`` when given (the
-    batched Retain Job stores a whole batch's impacts at once).
-    """
-    policy = policy or grid(store)
-    now = store.now()
-    ids = sorted({entity.id for entity in entities.values()})
-    marks = ", ".join("?" * len(ids))
-    store.db.execute(
-        f"UPDATE entities SET last_seen_at = ?, updated_at = ? WHERE id IN ({marks})",
-        [now, now, *ids],
-    )
-    weight = policy.emotions.get(observation.sentiment)
-    if weight is not None:
-        for entity in entities.values():
-            if (
-                weight > entity.emotional_multiplier
-                and entity.emotional_tag != observation.sentiment
-            ):
-                store.entities.update(entity.id, emotional_tag=observation.sentiment)
-    store.db.execute(
-        f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
-            WHERE e.id IN ({", ".join(f":id{i}" for i in range(len(ids)))})""",
-        {"stamp": now, **{f"id{i}": entity_id for i, entity_id in enumerate(ids)}},
-    )
-    by_id = {entity.id: entity for entity in entities.values()}
-    for entity_id, impact in impacts(policy, observation, entities, conflicts).items():
-        if gathered is None:
-            add_impact(store, by_id[entity_id], impact)
-        else:
-            gathered[entity_id] = (by_id[entity_id].project, impact)
-
-
-def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
-    """What a Retain Job run leaves behind, clock-free, to compare two runs on the same input.
-
-    Memories, entities, relations, facts, conflicts, the links between them,
-    the observations' outcomes and the gathered truth impacts; times and
-    strengths (which depend on the clock) are left out, and so are Compiled
-    Truth versions (a batched run may write fewer).
-    """
-    queries = {
-        "memories": """SELECT id, content, category, status, seen_count, normalized_hash
-                       FROM memories ORDER BY id""",
-        "memory_cells": """SELECT memory_id, memory_type, referent, act, signal, half_life_days
-                           FROM memory_cells ORDER BY memory_id""",
-        "memory_entities": "SELECT memory_id, entity_id, role FROM memory_entities ORDER BY 1, 2, 3",
-        "entities": """SELECT id, name, type, status, half_life_days, emotional_tag,
-                              emotional_multiplier FROM entities ORDER BY id""",
-        "relations": """SELECT source_id, target_id, type, weight, evidence_count
-                        FROM relations ORDER BY 1, 2, 3""",
-        "facts": """SELECT id, entity_id, predicate, object, object_norm, observation_id, status
-                    FROM facts ORDER BY id""",
-        "conflicts": """SELECT entity_id, kind, predicate, fact_id, other_fact_id, pair, detail,
-                               status FROM conflicts ORDER BY id""",
-        "entity_observations": """SELECT entity_id, observation_id, role, category, topic,
-                                         created, held FROM entity_observations ORDER BY 1, 2""",
-        "observations": """SELECT id, status, schema_fit, route, handler, memory_id, duplicate,
-                                  half_life_days, deferred, error FROM observations ORDER BY id""",
-        "truth_impacts": """SELECT entity_id, round(impact, 9), observations FROM truth_impacts
-                            WHERE impact > 0 ORDER BY entity_id""",
-    }
-    return {name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()}
+def attrs_restore(report: RetainReport, saved: RetainReport) -> None:
+    """Put a report back as it was (a batch rolled back)."""
+    for field in attrs.fields(RetainReport):
+        setattr(report, field.name, getattr(saved, field.name))

@@ -1,0 +1,96 @@
+"""Step 2 of the Retain Job: the content dedup pass.
+
+A replayed observation id never reaches the job (``observations.py`` keeps
+one row per id); this pass looks for a memory of the same actors that says
+the same thing: among the :data:`DEDUP_WINDOW` latest active or pending
+memories linked to any of the observation's actors, the first (newest) with
+the same normalized text in any category, else the newest whose word set
+overlaps the observation's by at least :data:`NEAR_DUPLICATE` (Jaccard).
+Texts under :data:`MIN_WORDS` words are only duplicates when their
+normalized text is equal; a memory whose token count is too far from the
+observation's to reach the overlap is skipped without reading its text.
+
+:class:`Dedup` keeps the word sets it has read, keyed by the memory's
+normalized hash (the hash of the very text the words come from, so an entry
+can never be stale), bounded to :data:`WORD_CACHE` entries, oldest dropped
+first: hot actors' memories are compared again and again, and their text is
+read and split once.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from plugin_sdk.store.normalize import normalize, normalized_hash
+
+if TYPE_CHECKING:
+    from plugin_sdk.plugin.records import Observation
+    from plugin_sdk.store.connection import Store
+
+DEDUP_WINDOW = 200  # latest memories of the actors the content pass compares with
+NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) that counts as the same content
+MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is equal
+WORD_CACHE = 4096  # word sets kept by normalized hash
+_WORD = re.compile(r"\w+")
+
+
+def words(text: str) -> frozenset[str]:
+    """The word set the near-duplicate test compares (of the normalized text)."""
+    return frozenset(map(sys.intern, _WORD.findall(normalize(text))))
+
+
+class Dedup:
+    """The content dedup pass over one store (see the module docstring)."""
+
+    def __init__(self, store: Store, *, remember: bool = True) -> None:
+        self.store = store
+        self.remember = remember  # keep word sets (the reference path reads every text)
+        self._words: dict[str, frozenset[str]] = {}
+
+    def duplicate(self, observation: Observation, actor_ids: Sequence[int]) -> int | None:
+        """The memory the observation duplicates, or ``None``."""
+        if not actor_ids:
+            return None
+        conn = self.store.db.conn
+        ids = sorted(set(actor_ids))
+        digest = normalized_hash(observation.text)
+        rows = conn.execute(
+            f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+                JOIN memories m ON m.id = l.memory_id
+                WHERE l.entity_id IN ({", ".join("?" * len(ids))})
+                  AND m.status IN ('active', 'pending')
+                ORDER BY m.id DESC LIMIT ?""",
+            [*ids, DEDUP_WINDOW],
+        ).fetchall()
+        for memory_id, other_hash, _tokens in rows:
+            if other_hash == digest:
+                return int(memory_id)
+        mine = words(observation.text)
+        if len(mine) < MIN_WORDS:
+            return None
+        # Word sets this far apart in size cannot reach the overlap: skip their text.
+        tokens = self.store.tokenizer.count(observation.text)
+        low, high = tokens * NEAR_DUPLICATE, tokens / NEAR_DUPLICATE
+        for memory_id, other_hash, other_tokens in rows:
+            if other_tokens is not None and not low <= other_tokens <= high:
+                continue
+            other = self._words.get(other_hash) if self.remember else None
+            if other is None:
+                (content,) = conn.execute(
+                    "SELECT content FROM memories WHERE id = ?", [memory_id]
+                ).fetchone()
+                other = self._remember(other_hash, words(content))
+            if len(mine & other) / len(mine | other) >= NEAR_DUPLICATE:
+                return int(memory_id)
+        return None
+
+    def _remember(self, digest: str, found: frozenset[str]) -> frozenset[str]:
+        if not self.remember:
+            return found
+        if len(self._words) >= WORD_CACHE:
+            del self._words[next(iter(self._words))]
+        self._words[digest] = found
+        return found

@@ -1,0 +1,83 @@
+"""Step 1 of the Retain Job: entity names to entities, looked up once per batch.
+
+:class:`Resolver` answers "which entity is this name?" for the job. At the
+start of a batch it reads every name the batch's observations use in one
+query (:meth:`Resolver.prefetch`); afterwards a name is answered from memory.
+Every change the job makes to an entity (created, made active, tagged) goes
+through the resolver or is handed back to it (:meth:`Resolver.changed`), so
+what it answers is what the store holds; anything else that may have changed
+entities (a failed observation rolled back, a plugin's handler) empties it
+(:meth:`Resolver.forget`) and names are read again on demand.
+
+Names compare as the store compares them: case-insensitively for ASCII
+letters (SQLite's ``NOCASE``), so the cache is keyed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.grid.entities import Entity
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+CHUNK = 500  # names per lookup query
+
+
+def fold(name: str) -> bytes:
+    """The key two names share when SQLite's NOCASE calls them equal (ASCII case only)."""
+    return name.encode("utf-8").lower()
+
+
+def _entity(names: list[str], row: tuple[Any, ...]) -> Entity:
+    values = dict(zip(names, row, strict=True))
+    values["pinned"] = bool(values["pinned"])
+    return Entity(**values)
+
+
+class Resolver:
+    """The entities of one project by name, read once per batch (see the module docstring)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.project = store.project
+        self._known: dict[bytes, Entity | None] = {}
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Read the entities of ``names`` (one query per :data:`CHUNK` names)."""
+        wanted = {fold(name): name for name in names}
+        for key in self._known:
+            wanted.pop(key, None)
+        todo = list(wanted.values())
+        conn = self.store.db.conn
+        for start in range(0, len(todo), CHUNK):
+            chunk = todo[start : start + CHUNK]
+            for name in chunk:
+                self._known[fold(name)] = None
+            cursor = conn.execute(
+                f"""SELECT * FROM entities WHERE project = ?
+                    AND name COLLATE NOCASE IN ({", ".join("?" * len(chunk))})""",
+                [self.project, *chunk],
+            )
+            columns = [column[0] for column in cursor.description]
+            for row in cursor.fetchall():
+                entity = _entity(columns, row)
+                self._known[fold(entity.name)] = entity
+
+    def find(self, name: str) -> Entity | None:
+        """The entity named ``name``, or ``None``."""
+        key = fold(name)
+        if key not in self._known:
+            self.prefetch([name])
+        return self._known[key]
+
+    def changed(self, entity: Entity) -> Entity:
+        """Remember an entity as it is now (after the job changed it); returns it."""
+        self._known[fold(entity.name)] = entity
+        return entity
+
+    def forget(self) -> None:
+        """Drop everything remembered (the store may have changed behind the resolver)."""
+        self._known.clear()
