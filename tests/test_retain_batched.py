@@ -3,23 +3,32 @@
 A seeded stream on the built-in ``ops`` pack (dark matter, conflicts, near
 duplicates, relations) runs through ``retain`` both
 ways on two fresh stores; memories, entities, relations, facts, conflicts,
-links, observation outcomes and truth impacts must be equal.
+links, observation outcomes and truth impacts must be equal. A hypothesis
+test does the same over random small streams of the ``field`` pack (repeated
+texts, competing fact values, unclassified names, one observation broken in
+the inbox) with random batch sizes.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from random import Random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_retain import FIELD, jsonl
+from test_retain_property import PLUGINS, observation_docs
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.retain.end_state import end_state
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
+from plugin_sdk.testing import StoreTemplates
 
 WORDS = [
     "deploy",
@@ -101,3 +110,52 @@ def test_batched_and_reference_paths_end_in_the_same_state(tmp_path: Path, seed:
     assert {k: v for k, v in report.items() if k != "truths"} == {
         k: v for k, v in other.items() if k != "truths"
     }
+
+
+@pytest.fixture(scope="module")
+def field_copy(
+    memsdk_templates: StoreTemplates, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[], Store]:
+    """``field_copy()`` -> a new store with the field pack, for each example and path."""
+    directory = tmp_path_factory.mktemp("retain-both-ways")
+    count = iter(range(10**9))
+    return lambda: memsdk_templates.open(
+        directory / f"{next(count)}.db", FIELD, project="field", plugins=PLUGINS
+    )
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    stream=st.lists(observation_docs("x"), min_size=1, max_size=24),
+    malformed=st.one_of(st.none(), st.integers(min_value=0, max_value=23)),
+    batch_size=st.integers(min_value=1, max_value=7),
+)
+def test_any_small_stream_ends_the_same_both_ways(
+    field_copy: Callable[[], Store],
+    stream: list[dict[str, Any]],
+    malformed: int | None,
+    batch_size: int,
+) -> None:
+    documents = [{**document, "id": f"obs-{i}"} for i, document in enumerate(stream)]
+    states = []
+    for batched in (True, False):
+        store = field_copy()
+        try:
+            assert observe(store, jsonl(*documents)).ok
+            if malformed is not None and malformed < len(documents):
+                # Stored, then broken: the job must fail it alone, with its reason.
+                store.db.conn.execute(
+                    "UPDATE observations SET document = '{}' WHERE id = ?", [f"obs-{malformed}"]
+                )
+            report = retain(store, batch_size=batch_size, batched=batched)
+            assert report.processed == len(documents)
+            failed = [ident for ident, _ in report.failed]
+            assert failed == ([f"obs-{malformed}"] if malformed in range(len(documents)) else [])
+            states.append((end_state(store), {**report.to_dict(), "truths": None}))
+        finally:
+            store.close()
+    (ours, our_report), (theirs, their_report) = states
+    for table, rows in theirs.items():
+        assert ours[table] == rows, table
+    assert our_report == their_report
