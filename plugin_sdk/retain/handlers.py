@@ -114,6 +114,7 @@ class RetainContext:
     half_life_factor: float
     duplicate_of: int | None = None
     grid: Grid | None = None
+    lean: bool = False  # the batched job: write relations straight, not through the helpers
     memory_id: int | None = None
     memory_created: bool = False
     half_life_days: float | None = None
@@ -184,8 +185,21 @@ class RetainContext:
         if self.held:
             self.deferred.append(ObservedRelation(source, type, target))
             return
-        self.store.relations.relate(
-            self._entity(source).id, self._entity(target).id, type, weight=weight
+        head, tail = self._entity(source), self._entity(target)
+        if not self.lean or head.project != tail.project or head.id == tail.id or not weight > 0:
+            self.store.relations.relate(head.id, tail.id, type, weight=weight)
+            return
+        # What relations.relate writes, inside the observation's savepoint already.
+        (self.grid or grid(self.store)).relation(type)  # a clear error for an unknown type
+        now = self.store.now()
+        self.store.db.conn.execute(
+            """INSERT INTO relations (project, source_id, target_id, type, weight,
+                   created_at, updated_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+               ON CONFLICT (project, source_id, target_id, type) DO UPDATE SET
+                   evidence_count = evidence_count + 1, weight = excluded.weight,
+                   weight_temporal = 1.0, updated_at = excluded.updated_at,
+                   last_seen_at = excluded.last_seen_at""",
+            [head.project, head.id, tail.id, type, weight, now, now, now],
         )
 
     def write_relations(self) -> None:

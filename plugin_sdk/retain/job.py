@@ -321,6 +321,7 @@ class RetainJob:
             half_life_factor=factor,
             duplicate_of=duplicate,
             grid=self.grid,
+            lean=batch is not None,
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
