@@ -24,7 +24,9 @@ error):
    take the observation's sentiment as emotional tag when it is stronger than
    theirs, get their strength recomputed, and gather the observation's
    impact; an entity whose impact reaches the pack's threshold has its
-   Compiled Truth regenerated after the batch commits (``truth.py``).
+   Compiled Truth regenerated once per batch (``truth.py``): after the batch
+   commits when a model writes truths, else (digests only) at the end of the
+   batch's own transaction.
 
 On the dark route nothing is strengthened: the memory is ``pending``, facts
 are ``held``, relations wait in the observation, and steps 6's effects happen
@@ -125,9 +127,12 @@ def retain(
         size = batch_size if limit is None else min(batch_size, limit - report.processed)
         with store.atomic():
             handled = job.run_batch(size, report)
+            if handled and job.truths_in_batch:
+                report.truths += job.regenerate_due()
         if not handled:
             break
-        report.truths += job.regenerate_due()
+        if not job.truths_in_batch:
+            report.truths += job.regenerate_due()
         if progress:
             progress(report.processed, total)
     report.remaining = job.inbox_count()
@@ -169,6 +174,9 @@ class RetainJob:
         self.resolver = Resolver(store)
         self.dedup = Dedup(store, remember=batched)
         self._batch: _Batch | None = None
+        # No model to ask: the batch's truths are digests, written in its own transaction
+        # (one commit per batch instead of two). With a model, after the batch commits.
+        self.truths_in_batch = batched and not store.plugins.hook.model_complete.get_hookimpls()
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:

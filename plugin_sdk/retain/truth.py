@@ -16,14 +16,16 @@ observations. ``written_by`` says which.
 **When.** The Retain Job adds each retained observation's *impact* to every
 entity it is about (see ``job.py``); once an entity's gathered impact
 reaches the pack's ``retain.truth_impact_threshold`` the job regenerates its
-truth after the batch commits, and the impact starts again from 0. A
-regeneration whose text equals the current version's adds no version (the
-impact still resets). The model is never called inside a transaction.
+truth once at the end of the batch (however many times the batch crossed the
+threshold), and the impact starts again from 0. A regeneration whose text
+equals the current version's adds no version (the impact still resets). The
+model is never called inside a transaction: with a model the truths are
+written after the batch commits; without one (digests only) the batched job
+writes them in the batch's own transaction.
 """
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -95,11 +97,15 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
     then one transaction stores the versions and resets the impacts.
     """
     texts = []
+    ask = store.plugins.hook.model_complete
+    asking = bool(ask.get_hookimpls())
     for entity_id, impact in entities:
         entity = store.entities.get(entity_id)
         text = digest(store, entity)
-        reply = store.plugins.hook.model_complete(
-            prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}])
+        reply = (
+            ask(prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}]))
+            if asking
+            else None
         )
         if isinstance(reply, str) and reply.strip():
             texts.append((entity, impact, reply.strip(), "model"))
@@ -109,18 +115,18 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
     new_ids = []
     with store.atomic():
         for entity, impact, markdown, written_by in texts:
-            store.db.execute(
+            store.db.conn.execute(
                 "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? "
                 "WHERE entity_id = ?",
                 [now, entity.id],
             )
-            row = store.db.execute(
+            row = store.db.conn.execute(
                 "SELECT truth_id FROM entities WHERE id = ?", [entity.id]
             ).fetchone()
             latest = _by_id(store, row[0]) if row and row[0] is not None else None
             if latest is not None and latest.markdown == markdown:
                 continue
-            cursor = store.db.execute(
+            cursor = store.db.conn.execute(
                 """INSERT INTO compiled_truths (project, entity_id, version, markdown, written_by,
                        impact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
                 [
@@ -135,17 +141,19 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
             )
             new_id = int(cursor.lastrowid or 0)
             if latest is not None:
-                store.db.execute(
+                store.db.conn.execute(
                     "UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", [new_id, latest.id]
                 )
-            store.db.execute("UPDATE entities SET truth_id = ? WHERE id = ?", [new_id, entity.id])
+            store.db.conn.execute(
+                "UPDATE entities SET truth_id = ? WHERE id = ?", [new_id, entity.id]
+            )
             new_ids.append(new_id)
     return [_by_id(store, truth_id) for truth_id in new_ids]
 
 
 def add_impact(store: Store, entity: Entity, impact: float) -> None:
     """Gather an observation's impact on an entity (inside the caller's transaction)."""
-    store.db.execute(
+    store.db.conn.execute(
         """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
            VALUES (?, ?, ?, 1, ?)
            ON CONFLICT (entity_id) DO UPDATE SET impact = impact + excluded.impact,
@@ -156,7 +164,7 @@ def add_impact(store: Store, entity: Entity, impact: float) -> None:
 
 def due(store: Store, threshold: float, *, project: str | None = None) -> list[tuple[int, float]]:
     """(entity id, impact) of the entities whose gathered impact reached ``threshold``."""
-    rows = store.db.execute(
+    rows = store.db.conn.execute(
         """SELECT entity_id, impact FROM truth_impacts WHERE project = ? AND impact >= ?
            ORDER BY entity_id""",
         [project or store.project, threshold],
@@ -166,7 +174,7 @@ def due(store: Store, threshold: float, *, project: str | None = None) -> list[t
 
 def pending_impact(store: Store, key: int | str) -> float:
     entity = store.entities.get(key)
-    row = store.db.execute(
+    row = store.db.conn.execute(
         "SELECT impact FROM truth_impacts WHERE entity_id = ?", [entity.id]
     ).fetchone()
     return float(row[0]) if row else 0.0
@@ -268,7 +276,8 @@ def _observations(store: Store, entity: Entity) -> list[str]:
     rows = list(
         _rows(
             store,
-            """SELECT o.id, o.timestamp, o.category, o.topic, o.document
+            """SELECT o.id, o.timestamp, o.category, o.topic,
+                      json_extract(o.document, '$.payload_typed.text') AS text
                FROM entity_observations l JOIN observations o
                     ON o.project = l.project AND o.id = l.observation_id
                WHERE l.entity_id = ? AND l.held = 0
@@ -280,7 +289,7 @@ def _observations(store: Store, entity: Entity) -> list[str]:
         return []
     lines = ["", "## Latest observations", ""]
     for row in rows:
-        text = " ".join(json.loads(row["document"])["payload_typed"]["text"].split())
+        text = " ".join(row["text"].split())
         if len(text) > EXCERPT:
             text = text[: EXCERPT - 1].rstrip() + "…"
         lines.append(
