@@ -35,6 +35,10 @@ NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) that counts as the same conte
 MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is equal
 WORD_CACHE = 4096  # word sets kept by normalized hash
 _WORD = re.compile(r"\w+")
+_WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+             JOIN memories m ON m.id = l.memory_id
+             WHERE l.entity_id = ? AND m.status IN ('active', 'pending')
+             ORDER BY l.memory_id DESC LIMIT ?"""
 
 
 def words(text: str) -> frozenset[str]:
@@ -47,7 +51,9 @@ class Dedup:
 
     def __init__(self, store: Store, *, remember: bool = True) -> None:
         self.store = store
-        self.remember = remember  # keep word sets (the reference path reads every text)
+        # The batched job keeps word sets and reads each actor's window along an index;
+        # the reference path reads every text, and the window in one sorted query.
+        self.remember = remember
         self._words: dict[str, frozenset[str]] = {}
 
     def duplicate(self, observation: Observation, actor_ids: Sequence[int]) -> int | None:
@@ -55,16 +61,23 @@ class Dedup:
         if not actor_ids:
             return None
         conn = self.store.db.conn
-        ids = sorted(set(actor_ids))
         digest = normalized_hash(observation.text)
-        rows = conn.execute(
-            f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
-                JOIN memories m ON m.id = l.memory_id
-                WHERE l.entity_id IN ({", ".join("?" * len(ids))})
-                  AND m.status IN ('active', 'pending')
-                ORDER BY m.id DESC LIMIT ?""",
-            [*ids, DEDUP_WINDOW],
-        ).fetchall()
+        rows: list[tuple[int, str, int | None]] = []
+        if not self.remember:  # the reference path: one query, sorted by SQLite
+            ids = sorted(set(actor_ids))
+            rows = conn.execute(
+                f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+                    JOIN memories m ON m.id = l.memory_id
+                    WHERE l.entity_id IN ({", ".join("?" * len(ids))})
+                      AND m.status IN ('active', 'pending')
+                    ORDER BY m.id DESC LIMIT ?""",
+                [*ids, DEDUP_WINDOW],
+            ).fetchall()
+        else:  # each actor's latest, newest first along an index; then the latest of them all
+            for entity_id in sorted(set(actor_ids)):
+                rows += conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
+            if len(actor_ids) > 1:
+                rows = sorted(set(rows), reverse=True)[:DEDUP_WINDOW]
         for memory_id, other_hash, _tokens in rows:
             if other_hash == digest:
                 return int(memory_id)

@@ -255,12 +255,13 @@ def _relations(store: Store, entity: Entity) -> list[str]:
         _rows(
             store,
             """SELECT r.type, 'out' AS direction, e.name AS other, r.evidence_count
-               FROM relations r JOIN entities e ON e.id = r.target_id WHERE r.source_id = ?
+               FROM relations r JOIN entities e ON e.id = r.target_id
+               WHERE r.project = ? AND r.source_id = ?
                UNION ALL
                SELECT r.type, 'in', e.name, r.evidence_count
                FROM relations r JOIN entities e ON e.id = r.source_id WHERE r.target_id = ?
                ORDER BY 1, 2 DESC, 3""",
-            [entity.id, entity.id],
+            [entity.project, entity.id, entity.id],
         )
     )
     if not rows:

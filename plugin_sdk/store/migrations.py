@@ -1082,3 +1082,16 @@ def m016_insert_triggers_paused(db: Database) -> None:
         END;
         """
     )
+
+
+@step
+def m017_retain_indexes(db: Database) -> None:
+    db.executescript(
+        """
+        -- The Retain Job reads an entity's latest memories (the dedup pass) and
+        -- its latest observations (the Compiled Truth digest): walk them newest
+        -- first instead of sorting all of a hot entity's rows.
+        CREATE INDEX memory_entities_latest ON memory_entities (entity_id, memory_id);
+        CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
+        """
+    )
