@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 DEDUP_WINDOW = 200  # latest memories of the actors the content pass compares with
 NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) that counts as the same content
 MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is equal
-WORD_CACHE = 4096  # word sets kept by normalized hash
+WORD_CACHE = 16384  # word sets kept by normalized hash (a tuple of interned words each)
 _WORD = re.compile(r"\w+")
 _WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
              JOIN memories m ON m.id = l.memory_id
@@ -46,6 +46,12 @@ def words(text: str) -> frozenset[str]:
     return frozenset(map(sys.intern, _WORD.findall(normalize(text))))
 
 
+def overlap(mine: frozenset[str], other: tuple[str, ...]) -> float:
+    """Jaccard overlap of a word set and another's distinct words."""
+    shared = len(mine.intersection(other))
+    return shared / (len(mine) + len(other) - shared)
+
+
 class Dedup:
     """The content dedup pass over one store (see the module docstring)."""
 
@@ -54,7 +60,7 @@ class Dedup:
         # The batched job keeps word sets and reads each actor's window along an index;
         # the reference path reads every text, and the window in one sorted query.
         self.remember = remember
-        self._words: dict[str, frozenset[str]] = {}
+        self._words: dict[str, tuple[str, ...]] = {}
 
     def duplicate(self, observation: Observation, actor_ids: Sequence[int]) -> int | None:
         """The memory the observation duplicates, or ``None``."""
@@ -95,12 +101,12 @@ class Dedup:
                 (content,) = conn.execute(
                     "SELECT content FROM memories WHERE id = ?", [memory_id]
                 ).fetchone()
-                other = self._remember(other_hash, words(content))
-            if len(mine & other) / len(mine | other) >= NEAR_DUPLICATE:
+                other = self._remember(other_hash, tuple(words(content)))
+            if overlap(mine, other) >= NEAR_DUPLICATE:
                 return int(memory_id)
         return None
 
-    def _remember(self, digest: str, found: frozenset[str]) -> frozenset[str]:
+    def _remember(self, digest: str, found: tuple[str, ...]) -> tuple[str, ...]:
         if not self.remember:
             return found
         if len(self._words) >= WORD_CACHE:

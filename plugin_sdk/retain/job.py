@@ -225,19 +225,21 @@ class RetainJob:
         return len(rows)
 
     def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:
-        documents = []
-        for _ident, document in rows:
+        parsed: list[tuple[str, str | Observation]] = []
+        for ident, document in rows:
             try:
-                documents.append(from_document(json.loads(document)))
-            except Exception:
-                continue
+                parsed.append((ident, from_document(json.loads(document))))
+            except Exception:  # read again (and failed alone, with its reason) in _one
+                parsed.append((ident, document))
         self.resolver.forget()  # other writers may have changed entities between batches
-        self.resolver.prefetch(name for o in documents for name in o.names())
+        self.resolver.prefetch(
+            name for _, item in parsed if not isinstance(item, str) for name in item.names()
+        )
         batch = self._batch = _Batch()
         try:
             with pinned(self.store, self.grid):
-                for ident, document in rows:
-                    self._one(ident, document, report, self._savepoint)
+                for ident, item in parsed:
+                    self._one(ident, item, report, self._savepoint)
             flush(self.store, batch.gathered)
             self.store.db.conn.executemany(_OUTCOME, batch.outcomes)
         finally:
@@ -246,13 +248,15 @@ class RetainJob:
     def _one(
         self,
         ident: str,
-        document: str,
+        document: str | Observation,
         report: RetainReport,
         savepoint: Callable[[], AbstractContextManager[Any]],
     ) -> None:
         batch = self._batch
         try:
-            observation = from_document(json.loads(document))
+            observation = (
+                from_document(json.loads(document)) if isinstance(document, str) else document
+            )
             with savepoint():
                 self.process(observation, report)
         except Exception as error:  # one observation's failure must not stop the rest

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import NotFound
+from plugin_sdk.grid.entities import Entity as EntityRecord
 from plugin_sdk.plugin.records import Prompt
 
 if TYPE_CHECKING:
@@ -100,7 +101,7 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
     ask = store.plugins.hook.model_complete
     asking = bool(ask.get_hookimpls())
     for entity_id, impact in entities:
-        entity = store.entities.get(entity_id)
+        entity = _entity(store, entity_id)
         text = digest(store, entity)
         reply = (
             ask(prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}]))
@@ -316,3 +317,11 @@ def _by_id(store: Store, truth_id: int) -> CompiledTruth:
     if not rows:
         raise NotFound(f"no compiled truth with id {truth_id}")
     return CompiledTruth(**rows[0])
+
+
+def _entity(store: Store, entity_id: int) -> Entity:
+    """An entity by id, straight from the connection (:class:`NotFound` if gone)."""
+    rows = _rows(store, "SELECT * FROM entities WHERE id = ?", [entity_id])
+    if not rows:
+        raise NotFound(f"no entity with id {entity_id}")
+    return EntityRecord(**{**rows[0], "pinned": bool(rows[0]["pinned"])})
