@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_retain import FIELD, jsonl
+from test_retain import FIELD, jsonl, obs
 from test_retain_property import PLUGINS, observation_docs
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.grid.policy import grid
+from plugin_sdk.retain import job as job_module
 from plugin_sdk.retain.end_state import end_state
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
@@ -159,3 +160,69 @@ def test_any_small_stream_ends_the_same_both_ways(
     for table, rows in theirs.items():
         assert ours[table] == rows, table
     assert our_report == their_report
+
+
+CASES = [
+    obs(
+        "c-1",
+        ["bird:heron:grey"],
+        "Grey heron at the pond.",
+        facts=[("bird:heron:grey", "nest", "reedbed")],
+    ),
+    obs(
+        "c-2",
+        ["Bird:Heron:Grey"],
+        "Heron again, same pond.",
+        facts=[("BIRD:heron:grey", "nest", "alders")],
+    ),
+    obs("c-3", ["odd:wader:x", "ODD:wader:X"], "Two spellings of one wader."),
+    obs("c-4", ["odd:Wader:x"], "Wader on the mud, probing.", sentiment="critical"),
+    obs(
+        "c-5",
+        ["bird:heron:grey", "site:marsh:north"],
+        "Grey heron at the pond.",
+        relations=[("bird:heron:grey", "seen_at", "Site:Marsh:North")],
+    ),
+]
+
+
+def both_ways(
+    field_copy: Callable[[], Store], documents: list[dict[str, Any]], **options: Any
+) -> list[Any]:
+    states = []
+    for batched in (True, False):
+        store = field_copy()
+        try:
+            assert observe(store, jsonl(*documents)).ok
+            report = retain(store, batched=batched, **options)
+            states.append((end_state(store), {**report.to_dict(), "truths": None}))
+        finally:
+            store.close()
+    return states
+
+
+def test_names_that_differ_in_case_resolve_as_the_store_compares_them(
+    field_copy: Callable[[], Store],
+) -> None:
+    (ours, our_report), (theirs, their_report) = both_ways(field_copy, CASES, batch_size=5)
+    assert ours == theirs and our_report == their_report
+    names = [row[1] for row in theirs["entities"]]
+    assert len({name.lower() for name in names}) == len(names)  # one entity per spelling
+    # Two spellings of one new name in one observation: the second create is refused.
+    assert [f["id"] for f in their_report["failed"]] == ["c-3", "c-5"]
+
+
+def test_a_batch_that_fails_outside_an_observation_runs_again_one_at_a_time(
+    field_copy: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+
+    def broken(store: Store, gathered: Any) -> None:
+        calls.append(gathered)
+        raise RuntimeError("the disk is full")
+
+    reference = both_ways(field_copy, CASES, batch_size=2)[1]
+    monkeypatch.setattr(job_module, "flush", broken)
+    batched = both_ways(field_copy, CASES, batch_size=2)[0]
+    assert calls, "the batched write was tried"
+    assert batched == reference
