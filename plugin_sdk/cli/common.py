@@ -133,6 +133,7 @@ ENVIRONMENT = {
     "MEMSDK_DB": "the store file (--db)",
     "MEMSDK_PROJECT": "the project (--project)",
     "MEMSDK_USER_PATH": "the folder of the default store (memory.db) and token file",
+    "MEMSDK_SYNCHRONOUS": "normal (default), full or extra: how durable each commit is",
     "MEMSDK_MODEL": "the llm model id of the historian and dreamer (--model)",
     "MEMSDK_LOAD_PLUGINS": "comma-separated allowlist of third-party plugins ('' loads none)",
     "MEMSDK_BLOCK_PLUGINS": "comma-separated plugins never to load, built-in or not",
