@@ -185,20 +185,44 @@ class Store:
         through every wait. Reads need no transaction and never wait for it.
 
         Callbacks registered with :meth:`after_commit` run when the outermost
-        transaction commits, and are discarded if it rolls back.
+        transaction commits; those registered inside a block that rolls back
+        (the whole transaction, or a nested savepoint) are discarded with it.
         """
         with self._transaction(BEGIN_ATTEMPTS) as db:
             yield db
 
     @contextmanager
+    def savepoint(self, name: str = "memsdk_savepoint") -> Iterator[None]:
+        """A savepoint inside the open transaction: its writes and its events roll back together.
+
+        The same guarantee as a nested :meth:`atomic`, in three plain
+        statements on the connection (for loops that open one per item, such
+        as the Retain Job's one per observation). Raises :class:`StoreError`
+        outside a transaction.
+        """
+        conn = self.db.conn
+        if not conn.in_transaction:
+            raise StoreError("savepoint() runs inside a transaction: open one with store.atomic()")
+        mark = len(self._after_commit)
+        conn.execute(f"SAVEPOINT [{name}]")
+        try:
+            yield
+        except BaseException:
+            conn.execute(f"ROLLBACK TO [{name}]")
+            conn.execute(f"RELEASE [{name}]")
+            del self._after_commit[mark:]
+            raise
+        conn.execute(f"RELEASE [{name}]")
+
+    @contextmanager
     def _transaction(self, attempts: int) -> Iterator[Database]:
         outermost = not self.db.conn.in_transaction
+        mark = len(self._after_commit)
         try:
             with self.db.atomic(attempts=attempts) as db:
                 yield db
         except BaseException:
-            if outermost:
-                self._after_commit.clear()
+            del self._after_commit[mark:]  # all of them when it was the outermost
             raise
         if outermost:
             self._run_after_commit()
