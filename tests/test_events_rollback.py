@@ -50,10 +50,9 @@ def test_a_rolled_back_inner_block_reports_nothing_it_undid(
     category = s.category_names()[0]
     with s.atomic():
         kept = s.memories.write("kept: before the failing block", category).id
-        with pytest.raises(ValueError):
-            with blocks(s)[inner]():
-                s.memories.write("undone: inside the failing block", category)
-                raise ValueError("this item fails")
+        with pytest.raises(ValueError), blocks(s)[inner]():
+            s.memories.write("undone: inside the failing block", category)
+            raise ValueError("this item fails")
         with blocks(s)[inner]():
             also = s.memories.write("kept: a block that succeeds", category).id
         assert seen.ids == []  # nothing before the commit
@@ -63,6 +62,5 @@ def test_a_rolled_back_inner_block_reports_nothing_it_undid(
 
 def test_a_savepoint_needs_an_open_transaction(store: tuple[Store, Written]) -> None:
     s, _ = store
-    with pytest.raises(StoreError, match="inside a transaction"):
-        with s.savepoint():
-            pass
+    with pytest.raises(StoreError, match="inside a transaction"), s.savepoint():
+        pass
