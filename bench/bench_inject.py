@@ -16,7 +16,13 @@ fragmented into headers and details, then the dreamer's ``map`` task run
 - **inject**: ``inject(store, budget=4000)``, median of repeated calls (the
   text; the account is computed lazily and timed separately as ``account``).
   A repeated block's exact count comes from the store's count cache; **fresh**
-  times the same call with that cache emptied first (as after any change);
+  times the same call as after a change to one line (the block's count and
+  that line's forgotten: the line is tokenized, the other lines' cached
+  counts summed), **new process** the same with this process's memo of line
+  counts emptied, **cold** with every cached count forgotten;
+- the timed calls run with Python's garbage collector paused (as ``timeit``
+  does), collecting between repetitions, so a full collection that a previous
+  call's garbage set off does not land in one call's time;
 - **floor**: a read of the text of the rows the block shows, by id, and one
   tokenization of that text: the least any injector showing those rows must do;
 - **budget use**: tokens used / budget, at 1,000, 2,000 and 4,000 tokens;
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -64,6 +71,7 @@ from plugin_sdk.errors import CompositeError
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.expand import expand
 from plugin_sdk.stages.inject import inject
+from plugin_sdk.store.tokens import clear_memo, forget_counts, segments
 
 BUDGET = 4000
 EXPAND_BUDGET = 2000
@@ -158,6 +166,12 @@ def floor(store: Store, shown: list[int]) -> float:
     return time.perf_counter() - start
 
 
+def _timed(store: Store) -> float:
+    start = time.perf_counter()
+    inject(store, budget=BUDGET)
+    return time.perf_counter() - start
+
+
 def walk(store: Store, shown: list[int], depth: int = 2) -> tuple[list[int], int, int]:
     """Active memories reached with at most 0..depth expands of EXPAND_BUDGET tokens each.
 
@@ -231,16 +245,27 @@ def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) ->
         store, times = build(path, items, structured=True)
     log(f"[{profile}] built: " + ", ".join(f"{k} {v:.1f}" for k, v in times.items()))
     result = inject(store, budget=BUDGET)  # warm caches and the tokenizer
-    samples, floors, fresh = [], [], []
-    for _ in range(REPS[profile]):  # interleaved, so load changes hit all alike
+    samples, floors, fresh, restarted, cold = [], [], [], [], []
+    lines = segments(result.text)
+    gc.disable()  # as timeit does: garbage is collected between the timed calls
+    for rep in range(REPS[profile]):  # interleaved, so load changes hit all alike
+        gc.collect()
         start = time.perf_counter()
         result = inject(store, budget=BUDGET)  # warm: the block's count is cached
         samples.append(time.perf_counter() - start)
         floors.append(floor(store, result.shown))
-        store.db.execute("DELETE FROM token_counts")  # as after any change to the block
-        start = time.perf_counter()
-        inject(store, budget=BUDGET)  # fresh: counts the text (and records the count)
-        fresh.append(time.perf_counter() - start)
+        # fresh: as after a change to one line (a memory edited, a group relabelled):
+        # the block's count and that line's are unknown; the line is tokenized.
+        forget_counts(store, [result.text, lines[(7 * rep) % len(lines)]])
+        fresh.append(_timed(store))
+        # the same in a new process: this process's memo of line counts is empty,
+        # the store's table has them.
+        forget_counts(store, [result.text, lines[(7 * rep + 3) % len(lines)]])
+        clear_memo()
+        restarted.append(_timed(store))
+        forget_counts(store)  # cold: no count cached anywhere, every line tokenized
+        cold.append(_timed(store))
+    gc.enable()
     inject_s, floor_s = statistics.median(samples), statistics.median(floors)
     fresh_s = statistics.median(fresh)
     start = time.perf_counter()
@@ -262,6 +287,11 @@ def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) ->
         "fresh_ms": fresh_s * 1000,
         "fresh_over_floor": fresh_s / floor_s,
         "fresh_min_ms": min(fresh) * 1000,
+        "restarted_ms": statistics.median(restarted) * 1000,
+        "restarted_over_floor": statistics.median(restarted) / floor_s,
+        "cold_ms": statistics.median(cold) * 1000,
+        "cold_over_floor": statistics.median(cold) / floor_s,
+        "cold_min_ms": min(cold) * 1000,
         "inject_min_ms": min(samples) * 1000,
         "floor_min_ms": min(floors) * 1000,
         "min_over_min": min(samples) / min(floors),
@@ -311,13 +341,18 @@ def report(results: list[dict[str, Any]], env: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "fresh: the same block counted anew (its cached count deleted first, as after any",
-        "change), median and fastest, and against the floor:",
+        "fresh: as after a change to one line of the block (the block's cached count and",
+        "that line's forgotten): that line is tokenized, the others' counts summed, the",
+        "new counts recorded; median and fastest, and against the floor. new process: the",
+        "same with this process's memo of line counts empty (they come from the store).",
+        "cold: every cached count forgotten, every line tokenized:",
     ]
     for r in results:
         lines.append(
             f"  {r['profile']:<6} fresh {r['fresh_ms']:.2f} ms ({r['fresh_over_floor']:.2f}x floor), "
-            f"fastest {r['fresh_min_ms']:.2f} ms ({r['fresh_min_ms'] / r['floor_min_ms']:.2f}x)"
+            f"fastest {r['fresh_min_ms']:.2f} ms ({r['fresh_min_ms'] / r['floor_min_ms']:.2f}x); "
+            f"new process {r['restarted_ms']:.2f} ms ({r['restarted_over_floor']:.2f}x); "
+            f"cold {r['cold_ms']:.2f} ms ({r['cold_over_floor']:.2f}x)"
         )
     lines += ["", "fastest of the interleaved calls (less sensitive to a busy machine):"]
     for r in results:

@@ -101,16 +101,23 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
             annotation=note or "",
         )
 
+    # Most stores share nothing across projects, and some tiers are empty:
+    # one cheap probe each spares a query per category and tier.
+    sharing = _any(db, "shared = 1 AND project != ?", [project])
+
     def tier(number: int) -> list[driver.Row]:
         rows = db.execute(
             f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
             f"ORDER BY r.category, {_ORDER}",
             [project, number],
         ).fetchall()
-        shared = db.execute(
-            f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
-            [number, project],
-        ).fetchall()
+        shared = (
+            sharing
+            and db.execute(
+                f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
+                [number, project],
+            ).fetchall()
+        )
         if shared:
             rows = sorted([*rows, *shared], key=lambda r: (r[1], *_rank_key(r)))
         return [row for row in rows if row[1] in position]
@@ -124,13 +131,19 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
             yield from rows
 
     def rest() -> Iterator[CandidateRow]:
+        sharing = _any(db, "shared = 1 AND project != ?", [project])  # read now, as the rows
         for number in (2, 3):
+            if not sharing and not _any(db, "project = ? AND tier = ?", [project, number]):
+                continue
             for name, _, _ in categories:
                 own = stream(
                     f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
                     f"AND r.category = ? ORDER BY {_ORDER}",
                     [project, number, name],
                 )
+                if not sharing:
+                    yield from own
+                    continue
                 shared = stream(
                     f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
                     f"AND r.category = ? AND r.project != ? ORDER BY {_ORDER}",
@@ -154,6 +167,13 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
         return [row[0] for row in pinned + headers] + [row["memory_id"] for row in rest()]
 
     return Ranked([make(row) for row in pinned + headers], rest, make, count, ids)
+
+
+def _any(db: Any, where: str, params: list[Any]) -> bool:
+    """Whether ``toc_rank`` has a row matching ``where`` (an index probe)."""
+    return (
+        db.execute(f"SELECT 1 FROM toc_rank WHERE {where} LIMIT 1", params).fetchone() is not None
+    )
 
 
 # Timestamps share one ISO format, so flipping their digits reverses their

