@@ -204,3 +204,14 @@ def test_the_cache_keeps_the_latest_counts_only(tmp_path: Path, monkeypatch: obj
         counter.given.clear()
         assert count_cached(store, "text number 11") == 3
         assert counter.given == []  # the latest is kept
+
+
+def test_a_count_whose_record_fails_is_still_returned(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db", project="p") as store:
+        store.db.execute(
+            "CREATE TRIGGER no_counts BEFORE INSERT ON token_counts "
+            "BEGIN SELECT RAISE(ABORT, 'no room'); END"
+        )
+        assert count_cached(store, BLOCK) == default_counter().count(BLOCK)
+        assert store.db.execute("SELECT count(*) FROM token_counts").fetchone()[0] == 0
+        assert not store.db.conn.in_transaction

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,6 +21,8 @@ from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+
+log = logging.getLogger("plugin_sdk.store")
 
 #: How many texts' and segments' counts :func:`count_cached` keeps (a
 #: 4,000-token block has about 130 segments).
@@ -220,8 +223,11 @@ def _remember(store: Store, name: str, counts: dict[str, int]) -> None:
             [CACHED_COUNTS],
         )
 
-    with _not_flushed(store):
-        store.record(write, what="token count")
+    try:
+        with _not_flushed(store):
+            store.record(write, what="token count")
+    except driver.Error as error:  # a cache: the count itself is exact and returned
+        log.warning("memsdk: token counts not recorded in store %s: %s", store.path, error)
 
 
 @contextlib.contextmanager
