@@ -173,18 +173,19 @@ def forget_counts(store: Store, texts: Iterable[str] | None = None) -> None:
     memo = _SEGMENT_COUNTS.setdefault(name, {})
     if texts is None:
         memo.clear()
-        store.db.execute("DELETE FROM token_counts")
-        return
-    hashes = []
-    for text in texts:
-        memo.pop(text, None)
-        hashes.append(_digest(text))
-    if hashes:
-        store.db.execute(
-            f"DELETE FROM token_counts WHERE tokenizer = ? "
-            f"AND text_hash IN ({','.join('?' * len(hashes))})",
-            [name, *hashes],
+        sql, params = "DELETE FROM token_counts", []
+    else:
+        hashes = []
+        for text in texts:
+            memo.pop(text, None)
+            hashes.append(_digest(text))
+        sql = (
+            "DELETE FROM token_counts WHERE tokenizer = ? "
+            f"AND text_hash IN ({','.join('?' * len(hashes))})"
         )
+        params = [name, *hashes]
+    with _not_flushed(store):  # a cache, like the counts it drops
+        store.db.execute(sql, params)
 
 
 def _digest(text: str) -> str:
