@@ -169,7 +169,7 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
     return Ranked([make(row) for row in pinned + headers], rest, make, count, ids)
 
 
-def _any(db: Any, where: str, params: list[Any]) -> bool:
+def _any(db: driver.Cursor, where: str, params: list[Any]) -> bool:
     """Whether ``toc_rank`` has a row matching ``where`` (an index probe)."""
     return (
         db.execute(f"SELECT 1 FROM toc_rank WHERE {where} LIMIT 1", params).fetchone() is not None
