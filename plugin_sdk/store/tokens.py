@@ -235,9 +235,11 @@ def _remember(store: Store, name: str, counts: dict[str, int]) -> None:
 def _not_flushed(store: Store) -> Iterator[None]:
     """Commit without waiting for the disk: ``synchronous = NORMAL`` in WAL mode, then back.
 
-    Only a cache is written this way; WAL keeps the file consistent, a crash
-    may lose the last such commits. Any other mode, or an open transaction,
-    is left as it is.
+    The store commits at ``NORMAL`` by default; a host that chose ``full``
+    or ``extra`` (``Store(synchronous=...)``) still writes this cache
+    without a flush. WAL keeps the file consistent, a crash may lose the
+    last such commits. Any other mode, or an open transaction, is left as
+    it is.
     """
     db = store.db
     if db.conn.in_transaction:
