@@ -185,3 +185,10 @@ def test_expand_delta_and_mcp_keep_text_exact(store):
     expanded = call_tool(store, specs, "memory_expand", {"id": evil})
     assert re.findall(r"</?memory", expanded.text) == ["<memory", "</memory"]  # its own
     assert first
+
+
+def test_only_unicode_tag_characters_are_taken_out_of_their_block():
+    # U+E0001 and U+E0020-E007F are tags (hidden ASCII); the rest of the block is unassigned
+    assert contain("a\U000e0001\U000e0041\U000e007fb") == "ab"
+    assert contain("\U000e0000") == "\U000e0000"
+    assert contain("x\U000e0002y") == "x\U000e0002y"

@@ -63,7 +63,7 @@ _REMOVE = dict.fromkeys(
     ]
 )
 _JOINERS = "\u200c\u200d"
-_TAG_RUN = re.compile("[\U000e0000-\U000e007f]+")
+_TAG_RUN = re.compile("[\U000e0001\U000e0020-\U000e007f]+")  # the tag characters (Cf)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BLACK_FLAG = "\U0001f3f4"
 
