@@ -168,3 +168,48 @@ def test_memsdk_recall_prints_the_block_and_json(tmp_path: Path) -> None:
     assert searched[0]["why"] == ["matched ferry"] and searched[0]["occurred_at"].startswith(
         "2026-05-02"
     )
+
+
+class Recording:
+    """The default counter, additive like it, recording what it is asked to count."""
+
+    def __init__(self) -> None:
+        from plugin_sdk.store.tokens import default_counter
+
+        self.inner = default_counter()
+        self.name = (
+            f"recording:{self.inner.name}"  # its own counts: no memo shared with other tests
+        )
+        self.additive = True
+        self.given: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.given.append(text)
+        return int(self.inner.count(text))
+
+
+def test_a_recall_counts_exactly_and_a_repeat_in_a_new_process_tokenizes_nothing(
+    tmp_path: Path,
+) -> None:
+    from plugin_sdk.store import tokens
+
+    path = tmp_path / "m.db"
+    counter = Recording()
+    with Store(path, project="p", tokenizer=counter) as store:
+        store.packs.install(resolve_pack("ops"))
+        header = store.memories.write("Release checklist", "OPS_RULES").id
+        steps = [
+            store.memories.write(text, "OPS_RULES").id
+            for text in ("Step 1: run make check.\n\nthen   wait", "Step 2: tag the release.")
+        ]
+        store.composites.create("sequence", header, steps)
+        store.memories.write("Tag names: v1.2.3 &&\n  make release > log", "CONFIG_VALUES")
+        first = recall(store, "release checklist: tag and make check", budget=500)
+        assert "\n  - [" in first.text  # indented detail lines are in the block
+        assert first.tokens == counter.inner.count(first.text)
+    tokens.clear_memo()  # a new process: nothing in memory, the counts in the store
+    counter = Recording()
+    with Store(path, project="p", tokenizer=counter) as store:
+        again = recall(store, "release checklist: tag and make check", budget=500)
+        assert (again.text, again.tokens) == (first.text, first.tokens)
+        assert counter.given == []

@@ -164,7 +164,7 @@ def test_a_changed_line_is_the_only_one_counted(tmp_path: Path) -> None:
     with Store(tmp_path / "m.db", project="p", tokenizer=counter) as store:
         again = changed.replace("- [2] three", "- [2] three and")
         assert count_cached(store, again) == 14  # a new process: other lines from the store
-        assert counter.given == ["- [2] three and\n    four\n"]
+        assert counter.given == ["- [2] three and\n"]  # an indented line is a segment of its own
 
 
 def test_a_counter_that_is_not_additive_counts_the_whole_text(tmp_path: Path) -> None:

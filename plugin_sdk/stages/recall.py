@@ -33,6 +33,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.model.boundary import contain
 from plugin_sdk.store.search.query import tokens
+from plugin_sdk.store.tokens import additive, count_each, segments
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -85,24 +86,23 @@ def recall(
     hits = store.memories.search(query, project=project, limit=limit)
     units = _units(store, query, hits, project)
     chosen: list[_Unit] = []
-    used = store.tokenizer.count(f"{OPEN}\n{CLOSE}")
+    used, costs = _costs(store, units)
     seen: set[int] = set()
     left_out: list[int] = []
-    for unit in units:
+    for unit, cost in zip(units, costs, strict=True):
         fresh = [i for i in unit.ids if i not in seen]
         if unit.ids and not fresh:
             continue
-        cost = sum(store.tokenizer.count(line) + 1 for line in unit.lines)
         if used + cost > budget:
             left_out.extend(fresh)
             continue
         chosen.append(unit)
         seen.update(unit.ids)
         used += cost
-    text, tokens = _render(store, chosen)
+    text, tokens = _render(store, chosen, used)
     while tokens > budget and chosen:
         left_out.extend(chosen.pop().ids)
-        text, tokens = _render(store, chosen)
+        text, tokens = _render(store, chosen, None)
     shown = list(dict.fromkeys(i for unit in chosen for i in unit.ids))
     why: dict[int, list[str]] = {}
     for unit in chosen:
@@ -121,11 +121,33 @@ def _empty(store: Store, budget: int) -> Recall:
     return Recall("", 0, budget, [], {}, [], [])
 
 
-def _render(store: Store, chosen: list[_Unit]) -> tuple[str, int]:
+def _costs(store: Store, units: list[_Unit]) -> tuple[int, list[int]]:
+    """The frame's cost in tokens, and each unit's (its lines, each with its line break).
+
+    For an additive counter (the default) these are exact: each unit's text
+    begins a line that holds text, so its segments are segments of the block
+    and their counts, cached in the store, add up to the block's count; a
+    query whose lines were counted before loads no tokenizer. Otherwise each
+    line is counted on its own, plus one for its break: an estimate the final
+    count corrects.
+    """
+    if not additive(store):
+        count = store.tokenizer.count
+        frame = count(f"{OPEN}\n{CLOSE}")
+        return frame, [sum(count(line) + 1 for line in unit.lines) for unit in units]
+    pieces = [segments("\n".join(unit.lines) + "\n") for unit in units]
+    known = count_each(store, [f"{OPEN}\n", CLOSE, *(p for ps in pieces for p in ps)])
+    return known[f"{OPEN}\n"] + known[CLOSE], [sum(known[p] for p in ps) for ps in pieces]
+
+
+def _render(store: Store, chosen: list[_Unit], counted: int | None) -> tuple[str, int]:
+    """The block's text and its exact count (``counted`` when the costs already are exact)."""
     if not chosen:
         return "", 0
     text = "\n".join([OPEN, *(line for unit in chosen for line in unit.lines), CLOSE])
-    return text, store.tokenizer.count(text)
+    if counted is None or not additive(store):
+        return text, store.tokenizer.count(text)
+    return text, counted
 
 
 def _line(memory: Memory, prefix: str = "- ", note: str = "") -> str:

