@@ -20,13 +20,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_retain import FIELD, jsonl, obs
+from test_retain import FIELD, jsonl, obs, open_field_store
 from test_retain_property import PLUGINS, observation_docs
 
-from plugin_sdk import Store, resolve_pack
+from plugin_sdk import Store, hookimpl, resolve_pack
 from plugin_sdk.grid.policy import grid
+from plugin_sdk.plugin.records import RetainHandler
 from plugin_sdk.retain import job as job_module
 from plugin_sdk.retain.end_state import end_state
+from plugin_sdk.retain.handlers import default_handle
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
 from plugin_sdk.testing import StoreTemplates
@@ -226,3 +228,43 @@ def test_a_batch_that_fails_outside_an_observation_runs_again_one_at_a_time(
     batched = both_ways(field_copy, CASES, batch_size=2)[0]
     assert calls, "the batched write was tried"
     assert batched == reference
+
+
+class WritesThenBreaks:
+    """Writes each observation's memory; fails those whose text says so, after the write."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[int, bool]] = []
+
+    @hookimpl
+    def memory_written(self, store: Store, memory_id: int, created: bool) -> None:
+        self.written.append((memory_id, created))
+
+    @hookimpl
+    def register_retain_handlers(self, register: Callable[[RetainHandler], None]) -> None:
+        def handle(context: Any) -> None:
+            default_handle(context)
+            if "broken" in context.observation.text:
+                raise RuntimeError("the handler broke after writing")
+
+        register(RetainHandler("writes-then-breaks", "*", handle))
+
+
+def test_a_failed_observation_reports_no_memory_written(tmp_path: Path) -> None:
+    plugin = WritesThenBreaks()
+    store = open_field_store(tmp_path / "f.db", ("breaks", plugin))
+    try:
+        documents = [
+            obs("w-1", ["bird:heron:grey"], "Grey heron at the pond."),
+            obs("w-2", ["bird:heron:grey"], "A broken record of a heron."),
+            obs("w-3", ["bird:wader:x"], "Wader on the mud, probing."),
+        ]
+        assert observe(store, jsonl(*documents)).ok
+        report = retain(store)
+        assert [ident for ident, _ in report.failed] == ["w-2"]
+        kept = [row[0] for row in store.db.conn.execute("SELECT id FROM memories ORDER BY id")]
+        assert len(kept) == 2
+        # memory_written: the two kept memories, once each, after the batch committed.
+        assert plugin.written == [(memory_id, True) for memory_id in kept]
+    finally:
+        store.close()

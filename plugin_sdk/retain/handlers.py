@@ -27,6 +27,7 @@ may call it and then do more.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,7 +36,7 @@ from plugin_sdk.errors import MemsdkError
 from plugin_sdk.grid.cells import rule_cell
 from plugin_sdk.grid.policy import Grid, grid, matches
 from plugin_sdk.plugin.records import ObservedRelation, RetainHandler
-from plugin_sdk.store.models import split_cell
+from plugin_sdk.store.models import WriteResult, split_cell
 from plugin_sdk.store.normalize import normalized_hash
 
 if TYPE_CHECKING:
@@ -115,6 +116,10 @@ class RetainContext:
     duplicate_of: int | None = None
     grid: Grid | None = None
     lean: bool = False  # the batched job: write relations straight, not through the helpers
+    # The batched job: the active categories' kinds read once per batch, and the
+    # memories written, reported (``memory_written``) once the observation has committed.
+    kinds: Mapping[str, str] | None = None
+    written: list[WriteResult] = attrs.field(factory=list)
     memory_id: int | None = None
     memory_created: bool = False
     half_life_days: float | None = None
@@ -148,13 +153,7 @@ class RetainContext:
                     [now, memory_id],
                 )
         else:
-            result = store.memories.write(
-                text,
-                category,
-                importance=importance,
-                source=f"observation:{o.id}",
-                occurred_at=o.timestamp,
-            )
+            result = self._write(text, category, importance)
             memory_id = result.id
             self.memory_created = result.created
             if result.created and self.held:
@@ -177,8 +176,28 @@ class RetainContext:
             "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
             links,
         )
-        self._place(memory_id, text, category)
+        self._place(memory_id, text, category, placed=not self.memory_created or not self.lean)
         return memory_id
+
+    def _write(self, text: str, category: str, importance: int) -> WriteResult:
+        o = self.observation
+        source = f"observation:{o.id}"
+        if self.kinds is None:
+            return self.store.memories.write(
+                text, category, importance=importance, source=source, occurred_at=o.timestamp
+            )
+        # The batched job: what ``memories.write`` does, inside the observation's own
+        # savepoint already; the ``memory_written`` event waits for the observation to commit.
+        result = self.store.memories.write_here(
+            self.kinds,
+            text,
+            category,
+            importance=importance,
+            source=source,
+            occurred_at=o.timestamp,
+        )
+        self.written.append(result)
+        return result
 
     def relate(self, source: str, target: str, type: str, *, weight: float = 1.0) -> None:
         """Add an edge (or evidence for it); held until review on the dark route."""
@@ -219,12 +238,16 @@ class RetainContext:
         ).fetchone()
         return int(row[0]) if row else None
 
-    def _place(self, memory_id: int, text: str, category: str) -> None:
+    def _place(self, memory_id: int, text: str, category: str, *, placed: bool = True) -> None:
         store = self.store
-        row = store.db.conn.execute(
-            "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
-            [memory_id],
-        ).fetchone()
+        row = (  # a memory created just now has no cell yet
+            store.db.conn.execute(
+                "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
+                [memory_id],
+            ).fetchone()
+            if placed
+            else None
+        )
         policy = self.grid or grid(store)
         if row is not None:
             cell = f"{row[0]}.{row[1]}"

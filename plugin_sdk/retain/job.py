@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.models import WriteResult
 
 BATCH_SIZE = 200
 Progress = Callable[[int, int], None]
@@ -143,10 +144,13 @@ def retain(
 class _Batch:
     """What the batched path keeps while it runs one batch."""
 
+    kinds: dict[str, str]  # the active categories' kinds, read once per batch
     gathered: Gathered = attrs.field(factory=Gathered)
     outcomes: list[tuple[Any, ...]] = attrs.field(factory=list)
+    written: list[WriteResult] = attrs.field(factory=list)  # reported after the commit
     pending: Gathered | None = None  # the current observation's, added when it commits
     outcome: tuple[Any, ...] | None = None
+    pending_written: list[WriteResult] = attrs.field(factory=list)
 
 
 class RetainJob:
@@ -235,13 +239,16 @@ class RetainJob:
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
-        batch = self._batch = _Batch()
+        conn = self.store.db.conn
+        batch = self._batch = _Batch(kinds=self.store.memories.active_kinds())
         try:
             with pinned(self.store, self.grid):
                 for ident, item in parsed:
                     self._one(ident, item, report, self._savepoint)
             flush(self.store, batch.gathered)
-            self.store.db.conn.executemany(_OUTCOME, batch.outcomes)
+            conn.executemany(_OUTCOME, batch.outcomes)
+            # Only the memories of observations that committed: a failed one's were rolled back.
+            self.store.memories.announce(batch.written)
         finally:
             self._batch = None
 
@@ -275,9 +282,11 @@ class RetainJob:
                     batch.gathered.add(batch.pending)
                 if batch.outcome is not None:
                     batch.outcomes.append(batch.outcome)
+                batch.written += batch.pending_written
         finally:
             if batch is not None:
                 batch.pending = batch.outcome = None
+                batch.pending_written = []
         report.processed += 1
 
     @contextmanager
@@ -334,9 +343,12 @@ class RetainJob:
             duplicate_of=duplicate,
             grid=self.grid,
             lean=batch is not None,
+            kinds=batch.kinds if batch is not None else None,
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
+        if batch is not None:
+            batch.pending_written = context.written
         if batch is not None and handler is not DEFAULT:
             self.resolver.forget()  # a plugin's handler may have changed entities
         link_observation(store, observation, entities, created, held)

@@ -128,6 +128,38 @@ class Memories:
         self._written(results)
         return results
 
+    def write_here(
+        self,
+        kinds: Mapping[str, str],
+        content: str,
+        category: str,
+        *,
+        importance: int = 50,
+        source: str = "",
+        occurred_at: str | datetime | None = None,
+    ) -> WriteResult:
+        """:meth:`write`, inside the caller's open transaction (or savepoint), without the event.
+
+        ``kinds`` maps the active categories to their kinds (:meth:`active_kinds`),
+        read once by a caller writing many. The caller reports what it kept with
+        :meth:`announce` (the Retain Job: once the observation's savepoint is released).
+        """
+        return self._upsert(
+            kinds, content, category, None, importance, "project", False, source, occurred_at
+        )
+
+    def active_kinds(self) -> dict[str, str]:
+        """The active categories' kinds, by name."""
+        return self._active_kinds()
+
+    def announce(self, results: list[WriteResult]) -> None:
+        """Report memories written without ``write`` (``memory_written``, after the commit).
+
+        For a writer that upserts rows inside its own transaction (the Retain Job's
+        batches) and reports only those whose savepoint was kept.
+        """
+        self._written(results)
+
     def _written(self, results: list[WriteResult]) -> None:
         hook = self.store.plugins.hook.memory_written
         if not hook.get_hookimpls():
@@ -185,7 +217,7 @@ class Memories:
 
     def _upsert(
         self,
-        kinds: dict[str, str],
+        kinds: Mapping[str, str],
         content: str,
         category: str,
         project: str | None,
