@@ -26,6 +26,7 @@ from test_retain_property import PLUGINS, observation_docs
 from plugin_sdk import Store, hookimpl, resolve_pack
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import RetainHandler
+from plugin_sdk.retain import dedup as dedup_module
 from plugin_sdk.retain import job as job_module
 from plugin_sdk.retain.end_state import end_state
 from plugin_sdk.retain.handlers import default_handle
@@ -101,8 +102,12 @@ def run(tmp_path: Path, label: str, *, batched: bool, n: int, seed: int) -> dict
         store.close()
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_batched_and_reference_paths_end_in_the_same_state(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "window"), [(1, None), (2, None), (3, 2)])
+def test_batched_and_reference_paths_end_in_the_same_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, window: int | None
+) -> None:
+    if window is not None:  # a window hot actors fill many times over (the batch keeps them)
+        monkeypatch.setattr(dedup_module, "DEDUP_WINDOW", window)
     batched = run(tmp_path, "batched", batched=True, n=150, seed=seed)
     reference = run(tmp_path, "reference", batched=False, n=150, seed=seed)
     for table, rows in reference["state"].items():
@@ -266,5 +271,49 @@ def test_a_failed_observation_reports_no_memory_written(tmp_path: Path) -> None:
         assert len(kept) == 2
         # memory_written: the two kept memories, once each, after the batch committed.
         assert plugin.written == [(memory_id, True) for memory_id in kept]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("window", [3, 200])
+def test_a_kept_window_follows_the_links_the_batch_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    monkeypatch.setattr(dedup_module, "DEDUP_WINDOW", window)
+    store = open_field_store(tmp_path / "w.db")
+    try:
+        heron = store.entities.add("bird:heron:grey").id
+        wader = store.entities.add("bird:wader:x").id
+        ids = [
+            store.memories.write(f"Sighting number {i} at the pond.", "SIGHTINGS").id
+            for i in range(8)
+        ]
+        store.memories.archive(ids[6])
+        store.db.conn.execute("UPDATE memories SET status = 'pending' WHERE id = ?", [ids[7]])
+        dedup = dedup_module.Dedup(store)
+
+        def link(memory_id: int, *entity_ids: int) -> None:
+            store.db.conn.executemany(
+                "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+                "VALUES (?, ?, 'actor')",
+                [(memory_id, entity_id) for entity_id in entity_ids],
+            )
+            dedup.linked(memory_id, entity_ids)
+
+        def query(entity_id: int) -> list[Any]:
+            rows = store.db.conn.execute(dedup_module._WINDOW, [entity_id, window]).fetchall()
+            return rows[::-1]
+
+        link(ids[0], heron)
+        link(ids[2], heron)
+        assert dedup._window(heron) == query(heron)  # read once, then kept
+        # Newer and older memories, an archived one, a pending one, one linked twice,
+        # an entity whose window was never read (nothing kept for it).
+        for memory_id in (ids[4], ids[1], ids[6], ids[7], ids[3], ids[3], ids[5]):
+            link(memory_id, heron, wader)
+            assert dedup._window(heron) == query(heron)
+        assert dedup._window(wader) == query(wader)
+        link(ids[0], wader)
+        assert dedup._window(wader) == query(wader)
     finally:
         store.close()

@@ -15,13 +15,21 @@ normalized hash (the hash of the very text the words come from, so an entry
 can never be stale), bounded to :data:`WORD_CACHE` entries, oldest dropped
 first: hot actors' memories are compared again and again, and their text is
 read and split once.
+
+Within a batch it also keeps each actor's window, the rows the window query
+returned, and updates it as the batch links memories to the actor
+(:meth:`Dedup.linked`), so a hot actor's window is read once per batch, not
+once per observation. The job forgets the windows when anything else may have
+changed them: at the start of a batch, after a failed observation (rolled
+back), and after a plugin's handler ran.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from bisect import insort
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from plugin_sdk.store.normalize import normalize, normalized_hash
@@ -61,6 +69,40 @@ class Dedup:
         # the reference path reads every text, and the window in one sorted query.
         self.remember = remember
         self._words: dict[str, tuple[str, ...]] = {}
+        # entity id -> its window's rows, oldest first (the query's order reversed)
+        self._windows: dict[int, list[tuple[int, str, int | None]]] = {}
+
+    def forget(self) -> None:
+        """Drop the kept windows (they may no longer be what the store holds)."""
+        self._windows.clear()
+
+    def linked(self, memory_id: int, entity_ids: Iterable[int]) -> None:
+        """A memory was just linked to these entities: update their kept windows."""
+        windows = [self._windows[e] for e in set(entity_ids) if e in self._windows]
+        if not windows:
+            return
+        row = self.store.db.conn.execute(
+            "SELECT id, normalized_hash, token_count, status FROM memories WHERE id = ?",
+            [memory_id],
+        ).fetchone()
+        if row is None or row[3] not in ("active", "pending"):
+            return
+        entry = (int(row[0]), row[1], row[2])
+        for window in windows:
+            if any(kept[0] == entry[0] for kept in window):
+                continue
+            if len(window) >= DEDUP_WINDOW:
+                if entry[0] < window[0][0]:
+                    continue  # older than the whole window: not in it
+                del window[0]
+            insort(window, entry)
+
+    def _window(self, entity_id: int) -> list[tuple[int, str, int | None]]:
+        window = self._windows.get(entity_id)
+        if window is None:
+            rows = self.store.db.conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
+            window = self._windows[entity_id] = rows[::-1]
+        return window
 
     def duplicate(self, observation: Observation, actor_ids: Sequence[int]) -> int | None:
         """The memory the observation duplicates, or ``None``."""
@@ -80,9 +122,12 @@ class Dedup:
                 [*ids, DEDUP_WINDOW],
             ).fetchall()
         else:  # each actor's latest, newest first along an index; then the latest of them all
-            for entity_id in sorted(set(actor_ids)):
-                rows += conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
-            if len(actor_ids) > 1:
+            actors = set(actor_ids)
+            if len(actors) == 1:
+                rows = self._window(next(iter(actors)))[::-1]
+            else:
+                for entity_id in actors:
+                    rows += self._window(entity_id)
                 rows = sorted(set(rows), reverse=True)[:DEDUP_WINDOW]
         for memory_id, other_hash, _tokens in rows:
             if other_hash == digest:

@@ -236,6 +236,7 @@ class RetainJob:
             except Exception:  # read again (and failed alone, with its reason) in _one
                 parsed.append((ident, document))
         self.resolver.forget()  # other writers may have changed entities between batches
+        self.dedup.forget()  # and memories
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
@@ -276,6 +277,7 @@ class RetainJob:
             report.failed.append((ident, message))
             if batch is not None:
                 self.resolver.forget()  # what it created or changed was rolled back
+                self.dedup.forget()
         else:
             if batch is not None:
                 if batch.pending is not None:
@@ -351,6 +353,14 @@ class RetainJob:
             batch.pending_written = context.written
         if batch is not None and handler is not DEFAULT:
             self.resolver.forget()  # a plugin's handler may have changed entities
+            self.dedup.forget()  # or memories
+        elif batch is not None and context.memory_id is not None:
+            # The memory's links (write_memory): the actors, and the facts' subjects.
+            self.dedup.linked(
+                context.memory_id,
+                [entities[name].id for name in observation.actors]
+                + [entities[fact.subject].id for fact in observation.facts],
+            )
         link_observation(store, observation, entities, created, held)
         if not held:  # 6.
             if batch is None:
