@@ -65,10 +65,28 @@ def _pattern_set(table: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[Any, l
     return found, owners
 
 
+# A vote table's key for _pattern_set, by the table's id (the table kept alongside,
+# so the id is not reused while the entry lives). A grid's tables are built with it and
+# never changed after; they are read for every memory placed, and building the key
+# each time cost more than the match.
+_KEYS: dict[int, tuple[dict[str, list[str]], tuple[tuple[str, tuple[str, ...]], ...]]] = {}
+
+
+def _key(table: dict[str, list[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    kept = _KEYS.get(id(table))
+    if kept is not None and kept[0] is table:
+        return kept[1]
+    key = tuple((value, tuple(patterns)) for value, patterns in table.items())
+    if len(_KEYS) >= 64:
+        _KEYS.clear()
+    _KEYS[id(table)] = (table, key)
+    return key
+
+
 def _votes(text: str, table: dict[str, list[str]]) -> dict[str, int]:
     """Per value, how many of its patterns match the text."""
     votes = dict.fromkeys(table, 0)
-    key = tuple((value, tuple(patterns)) for value, patterns in table.items())
+    key = _key(table)
     if not any(patterns for _, patterns in key):
         return votes
     found, owners = _pattern_set(key)

@@ -56,6 +56,9 @@ _SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 ENTITY_NAME = re.compile(rf"^{_SEGMENT}(:{_SEGMENT})+$")
 
 
+RULE_CACHE = 65536  # entity names whose namespace rule a grid keeps
+
+
 @attrs.frozen
 class CellDefaults:
     half_life_days: float
@@ -101,6 +104,10 @@ class Grid:
     relations: dict[str, RelationType]
     readings: dict[str, str] = attrs.field(factory=dict)  # referent -> interior | exterior | …
     styles: dict[str, Any] = attrs.field(factory=dict)  # the style detector's thresholds
+    # rule_for's answers by name (the grid is never changed in place; bounded)
+    _rules: dict[str, NamespaceRule | None] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
 
     def rule_for(self, name: str) -> NamespaceRule | None:
         """The rule for an entity name: the most specific match, with inherited values.
@@ -108,6 +115,16 @@ class Grid:
         Each value the most specific matching rule leaves unset comes from the
         next most specific rule that sets it (see the module docstring).
         """
+        try:
+            return self._rules[name]
+        except KeyError:
+            pass
+        if len(self._rules) >= RULE_CACHE:
+            self._rules.clear()
+        found = self._rules[name] = self._rule_for(name)
+        return found
+
+    def _rule_for(self, name: str) -> NamespaceRule | None:
         matching = sorted(
             (rule for rule in self.namespaces if matches(rule.pattern, name)),
             key=lambda rule: rule.specificity,
