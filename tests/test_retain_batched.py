@@ -317,3 +317,28 @@ def test_a_kept_window_follows_the_links_the_batch_adds(
         assert dedup._window(wader) == query(wader)
     finally:
         store.close()
+
+
+def test_a_run_puts_the_connection_settings_back(tmp_path: Path) -> None:
+    store = open_field_store(tmp_path / "s.db")
+    try:
+        conn = store.db.conn
+        conn.execute("PRAGMA cache_size = -1000")
+        conn.execute("PRAGMA wal_autocheckpoint = 500")
+        seen: list[tuple[int, int]] = []
+
+        def progress(done: int, total: int) -> None:
+            seen.append(
+                (
+                    conn.execute("PRAGMA cache_size").fetchone()[0],
+                    conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0],
+                )
+            )
+
+        assert observe(store, jsonl(obs("s-1", ["bird:heron:grey"], "Grey heron."))).ok
+        retain(store, progress=progress)
+        assert seen == [(-job_module.RUN_CACHE_KIB, job_module.RUN_CHECKPOINT_PAGES)]
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -1000
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 500
+    finally:
+        store.close()
