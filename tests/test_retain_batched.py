@@ -255,7 +255,8 @@ class WritesThenBreaks:
         register(RetainHandler("writes-then-breaks", "*", handle))
 
 
-def test_a_failed_observation_reports_no_memory_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_failed_observation_reports_no_memory_written(tmp_path: Path, batched: bool) -> None:
     plugin = WritesThenBreaks()
     store = open_field_store(tmp_path / "f.db", ("breaks", plugin))
     try:
@@ -265,7 +266,7 @@ def test_a_failed_observation_reports_no_memory_written(tmp_path: Path) -> None:
             obs("w-3", ["bird:wader:x"], "Wader on the mud, probing."),
         ]
         assert observe(store, jsonl(*documents)).ok
-        report = retain(store)
+        report = retain(store, batched=batched)
         assert [ident for ident, _ in report.failed] == ["w-2"]
         kept = [row[0] for row in store.db.conn.execute("SELECT id FROM memories ORDER BY id")]
         assert len(kept) == 2

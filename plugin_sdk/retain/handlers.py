@@ -116,10 +116,7 @@ class RetainContext:
     duplicate_of: int | None = None
     grid: Grid | None = None
     lean: bool = False  # the batched job: write relations straight, not through the helpers
-    # The batched job: the active categories' kinds read once per batch, and the
-    # memories written, reported (``memory_written``) once the observation has committed.
-    kinds: Mapping[str, str] | None = None
-    written: list[WriteResult] = attrs.field(factory=list)
+    kinds: Mapping[str, str] | None = None  # the batched job: read once per batch
     memory_id: int | None = None
     memory_created: bool = False
     half_life_days: float | None = None
@@ -187,7 +184,8 @@ class RetainContext:
                 text, category, importance=importance, source=source, occurred_at=o.timestamp
             )
         # The batched job: what ``memories.write`` does, inside the observation's own
-        # savepoint already; the ``memory_written`` event waits for the observation to commit.
+        # savepoint already (``store.savepoint``: should the observation fail, the
+        # ``memory_written`` event goes with its writes).
         result = self.store.memories.write_here(
             self.kinds,
             text,
@@ -196,7 +194,7 @@ class RetainContext:
             source=source,
             occurred_at=o.timestamp,
         )
-        self.written.append(result)
+        self.store.memories.announce([result])
         return result
 
     def relate(self, source: str, target: str, type: str, *, weight: float = 1.0) -> None:

@@ -69,7 +69,6 @@ if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
     from plugin_sdk.store.connection import Store
-    from plugin_sdk.store.models import WriteResult
 
 BATCH_SIZE = 200
 # While a run lasts, its connection keeps more pages in memory and checkpoints the WAL
@@ -184,10 +183,8 @@ class _Batch:
     kinds: dict[str, str]  # the active categories' kinds, read once per batch
     gathered: Gathered = attrs.field(factory=Gathered)
     outcomes: list[tuple[Any, ...]] = attrs.field(factory=list)
-    written: list[WriteResult] = attrs.field(factory=list)  # reported after the commit
     pending: Gathered | None = None  # the current observation's, added when it commits
     outcome: tuple[Any, ...] | None = None
-    pending_written: list[WriteResult] = attrs.field(factory=list)
 
 
 class RetainJob:
@@ -249,20 +246,15 @@ class RetainJob:
             for ident, document in rows:
                 self._one(ident, document, report, self.store.atomic)
             return len(rows)
-        conn = self.store.db.conn
         before = report.copy()
-        conn.execute("SAVEPOINT retain_batch")
         try:
-            self._run_batched(rows, report)
+            with self.store.savepoint("retain_batch"):  # its writes and events, or none
+                self._run_batched(rows, report)
         except Exception:  # not one observation's fault: the batch again, the reference way
-            conn.execute("ROLLBACK TO retain_batch")
-            conn.execute("RELEASE retain_batch")
             attrs_restore(report, before)
             self.resolver.forget()
             for ident, document in rows:
                 self._one(ident, document, report, self.store.atomic)
-            return len(rows)
-        conn.execute("RELEASE retain_batch")
         return len(rows)
 
     def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:
@@ -285,8 +277,6 @@ class RetainJob:
                     self._one(ident, item, report, self._savepoint)
             flush(self.store, batch.gathered)
             conn.executemany(_OUTCOME, batch.outcomes)
-            # Only the memories of observations that committed: a failed one's were rolled back.
-            self.store.memories.announce(batch.written)
         finally:
             self._batch = None
 
@@ -321,24 +311,15 @@ class RetainJob:
                     batch.gathered.add(batch.pending)
                 if batch.outcome is not None:
                     batch.outcomes.append(batch.outcome)
-                batch.written += batch.pending_written
         finally:
             if batch is not None:
                 batch.pending = batch.outcome = None
-                batch.pending_written = []
         report.processed += 1
 
-    @contextmanager
-    def _savepoint(self) -> Iterator[None]:
-        conn = self.store.db.conn
-        conn.execute("SAVEPOINT retain_observation")
-        try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK TO retain_observation")
-            conn.execute("RELEASE retain_observation")
-            raise
-        conn.execute("RELEASE retain_observation")
+    def _savepoint(self) -> AbstractContextManager[None]:
+        # Three plain statements (not a nested atomic()); a failed observation's
+        # events (memory_written) roll back with its writes.
+        return self.store.savepoint("retain_observation")
 
     def process(self, observation: Observation, report: RetainReport) -> None:
         """The six steps for one observation (call inside a transaction).
@@ -386,8 +367,6 @@ class RetainJob:
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
-        if batch is not None:
-            batch.pending_written = context.written
         if batch is not None and handler is not DEFAULT:
             self.resolver.forget()  # a plugin's handler may have changed entities
             self.dedup.forget()  # or memories
