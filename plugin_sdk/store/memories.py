@@ -141,8 +141,10 @@ class Memories:
         """:meth:`write`, inside the caller's open transaction (or savepoint), without the event.
 
         ``kinds`` maps the active categories to their kinds (:meth:`active_kinds`),
-        read once by a caller writing many. The caller reports what it kept with
-        :meth:`announce` (the Retain Job: once the observation's savepoint is released).
+        read once by a caller writing many. The caller reports the write with
+        :meth:`announce` (the Retain Job: inside the observation's
+        :meth:`~plugin_sdk.store.connection.Store.savepoint`, so a rolled-back
+        observation reports nothing).
         """
         return self._upsert(
             kinds, content, category, None, importance, "project", False, source, occurred_at
@@ -153,10 +155,10 @@ class Memories:
         return self._active_kinds()
 
     def announce(self, results: list[WriteResult]) -> None:
-        """Report memories written without ``write`` (``memory_written``, after the commit).
+        """Report memories written with :meth:`write_here` (``memory_written``, after the commit).
 
-        For a writer that upserts rows inside its own transaction (the Retain Job's
-        batches) and reports only those whose savepoint was kept.
+        Registered like every store event: dropped if the enclosing block or
+        savepoint rolls back.
         """
         self._written(results)
 
