@@ -106,6 +106,7 @@ def test_renumbered_ids_keep_every_reference_inside_the_project(
         db = store.db.conn
         for table, column, target in [
             ("facts", "entity_id", "entities"),
+            ("entities", "truth_id", "compiled_truths"),
             ("conflicts", "fact_id", "facts"),
             ("conflicts", "other_fact_id", "facts"),
             ("compiled_truths", "superseded_by", "compiled_truths"),
@@ -118,6 +119,9 @@ def test_renumbered_ids_keep_every_reference_inside_the_project(
                 "WHERE t.project = 'copy' AND o.project != 'copy'"
             ).fetchone()[0]
             assert stray == 0, f"{table}.{column} points out of the imported project"
+        truths = "SELECT count(*) FROM entities WHERE project = ? AND truth_id IS NOT NULL"
+        assert db.execute(truths, ["copy"]).fetchone() == db.execute(truths, ["p"]).fetchone()
+        assert db.execute(truths, ["p"]).fetchone()[0] > 0
         same = "SELECT count(*) FROM {} WHERE project = ?"
         for table in ("facts", "conflicts", "compiled_truths", "observations"):
             assert (

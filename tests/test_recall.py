@@ -213,3 +213,11 @@ def test_a_recall_counts_exactly_and_a_repeat_in_a_new_process_tokenizes_nothing
         again = recall(store, "release checklist: tag and make check", budget=500)
         assert (again.text, again.tokens) == (first.text, first.tokens)
         assert counter.given == []
+
+
+def test_recall_without_record_writes_nothing(store: Store) -> None:
+    store.memories.write("The ferry to the island leaves at nine.", "RESEARCH")
+    rows = "SELECT (SELECT count(*) FROM token_counts), (SELECT total(retrieval_count) FROM memories)"
+    before = store.db.execute(rows).fetchone()
+    assert recall(store, "island ferry", budget=300, record=False).shown
+    assert store.db.execute(rows).fetchone() == before

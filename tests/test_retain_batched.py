@@ -343,3 +343,18 @@ def test_a_run_puts_the_connection_settings_back(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 500
     finally:
         store.close()
+
+
+def test_a_failed_batch_with_repeated_texts_runs_again_as_the_reference_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch's kept dedup windows name memories its rollback took back: the rerun drops them."""
+    reference = run(tmp_path, "reference", batched=False, n=150, seed=4)
+
+    def broken(store: Store, gathered: Any) -> None:
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(job_module, "flush", broken)
+    fallback = run(tmp_path, "fallback", batched=True, n=150, seed=4)
+    assert fallback["state"] == reference["state"]
+    assert any(row[4] > 1 for row in reference["state"]["memories"]), "repeats were folded"

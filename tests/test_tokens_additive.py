@@ -218,3 +218,13 @@ def test_a_count_whose_record_fails_is_still_returned(tmp_path: Path) -> None:
         assert count_cached(store, BLOCK) == default_counter().count(BLOCK)
         assert store.db.execute("SELECT count(*) FROM token_counts").fetchone()[0] == 0
         assert not store.db.conn.in_transaction
+
+
+def test_forgetting_counts_commits_and_leaves_no_transaction_open(tmp_path: Path) -> None:
+    with Store(tmp_path / "m.db", project="p") as store:
+        assert count_cached(store, BLOCK) > 0
+        forget_counts(store, [BLOCK])
+        assert not store.db.conn.in_transaction
+        forget_counts(store)
+        assert not store.db.conn.in_transaction
+        assert store.db.execute("SELECT count(*) FROM token_counts").fetchone()[0] == 0

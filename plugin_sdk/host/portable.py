@@ -90,7 +90,7 @@ class _Table:
     order: str
     refs: dict[str, str] = attrs.field(factory=dict)  # column -> the id space it points into
     space: str | None = None  # the id space this table's own ``id`` joins
-    later: tuple[str, ...] = ()  # references into its own space, set once every row is in
+    later: dict[str, str] = attrs.field(factory=dict)  # references set once every row is in
     own_key: bool = False  # its key is the project's own (an observation's id): kept as it is
 
 
@@ -108,10 +108,11 @@ _TABLES = (
         "id",
         {"entity_id": "entities"},
         space="compiled_truths",
-        later=("superseded_by",),
+        later={"superseded_by": "compiled_truths"},
     ),
     _Table("truth_impact", "truth_impacts", "entity_id", {"entity_id": "entities"}),
-    _Table("observation", "observations", "id", {"memory_id": "memories"}, own_key=True),
+    # in the order they arrived (the inbox is worked in rowid order)
+    _Table("observation", "observations", "rowid", {"memory_id": "memories"}, own_key=True),
     _Table(
         "entity_observation",
         "entity_observations",
@@ -296,15 +297,23 @@ def import_project(
         space: {} for space in ("memories", "entities", "composites", "facts", "compiled_truths")
     }
     links: list[tuple[int, int | None, str | None]] = []  # new id, successor, merged_from
-    later: list[tuple[_Table, int, dict[str, Any]]] = []  # new id, its own-space references
+    later: list[_Later] = []  # references to rows that may come after this one
     with store.atomic():
         for number, record in records[1:]:
             kind = record.pop("record")
             try:
                 if kind == "memory":
                     links.append(_load_memory(store, record, name, ids))
+                elif kind == "entity":
+                    truth = record.pop("truth_id", None)  # its Compiled Truth comes later
+                    if header["version"] < 2:  # version 1 carried no truths: none to point at
+                        truth = None
+                    new = _insert(store, "entities", {**record, "project": name}, ids["entities"])
+                    later.append(
+                        _Later(number, "entities", new, "truth_id", "compiled_truths", truth)
+                    )
                 elif kind in _BY_RECORD:
-                    later.append(_load_row(store, _BY_RECORD[kind], record, name, ids))
+                    later.extend(_load_row(store, _BY_RECORD[kind], record, name, ids, number))
                 else:
                     _LOADERS[kind](store, record, name, ids)
             except KeyError as error:
@@ -451,10 +460,6 @@ def _load_composite(store: Store, record: dict[str, Any], project: str, ids: Any
         )
 
 
-def _load_entity(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
-    _insert(store, "entities", {**record, "project": project}, ids["entities"])
-
-
 def _load_memory_entity(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
     record["memory_id"] = ids["memories"][record["memory_id"]]
     record["entity_id"] = ids["entities"][record["entity_id"]]
@@ -467,10 +472,27 @@ def _load_relation(store: Store, record: dict[str, Any], project: str, ids: Any)
     _insert(store, "relations", {**record, "project": project}, {})
 
 
+@attrs.frozen
+class _Later:
+    """A reference set once every row is in: ``table.column`` of row ``new``, ``old`` in ``space``."""
+
+    line: int
+    table: str
+    new: int
+    column: str
+    space: str
+    old: int | None
+
+
 def _load_row(
-    store: Store, spec: _Table, record: dict[str, Any], project: str, ids: dict[str, dict[int, int]]
-) -> tuple[_Table, int, dict[str, Any]]:
-    """Insert one row of a :data:`_TABLES` table; its own-space references wait for :func:`_relink_rows`."""
+    store: Store,
+    spec: _Table,
+    record: dict[str, Any],
+    project: str,
+    ids: dict[str, dict[int, int]],
+    line: int,
+) -> list[_Later]:
+    """Insert one row of a :data:`_TABLES` table; its later references wait for :func:`_relink_rows`."""
     deferred = {column: record.pop(column, None) for column in spec.later}
     for column, space in spec.refs.items():
         if record.get(column) is not None:
@@ -478,22 +500,26 @@ def _load_row(
     row = {**record, "project": project}
     own = {} if spec.space is None else ids[spec.space]
     new = _insert(store, spec.table, row, own, keep_id=spec.own_key)
-    return spec, new, deferred
+    return [
+        _Later(line, spec.table, new, column, spec.later[column], old)
+        for column, old in deferred.items()
+    ]
 
 
-def _relink_rows(
-    store: Store, ids: dict[str, dict[int, int]], later: list[tuple[_Table, int, dict[str, Any]]]
-) -> None:
-    """Set the references a table makes into its own id space (a truth's successor version)."""
-    for spec, new, deferred in later:
-        for column, old in deferred.items():
-            if old is None:
-                continue
-            assert spec.space is not None  # only tables with their own space defer
-            store.db.execute(
-                f"UPDATE [{spec.table}] SET [{column}] = ? WHERE id = ?",
-                [ids[spec.space][old], new],
-            )
+def _relink_rows(store: Store, ids: dict[str, dict[int, int]], later: list[_Later]) -> None:
+    """Set the references to rows that came later (an entity's truth, a truth's successor)."""
+    for ref in later:
+        if ref.old is None:
+            continue
+        try:
+            target = ids[ref.space][ref.old]
+        except KeyError:
+            raise InvalidExport(
+                f"line {ref.line}: {ref.column} {ref.old} names no {ref.space} row of the export"
+            ) from None
+        store.db.execute(
+            f"UPDATE [{ref.table}] SET [{ref.column}] = ? WHERE id = ?", [target, ref.new]
+        )
 
 
 def _load_forgotten(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
@@ -517,7 +543,6 @@ _LOADERS = {
     "pack": _load_pack,
     "criteria_override": _load_override,
     "composite": _load_composite,
-    "entity": _load_entity,
     "memory_entity": _load_memory_entity,
     "relation": _load_relation,
     "forgotten": _load_forgotten,

@@ -253,8 +253,13 @@ class RetainJob:
         except Exception:  # not one observation's fault: the batch again, the reference way
             attrs_restore(report, before)
             self.resolver.forget()
-            for ident, document in rows:
-                self._one(ident, document, report, self.store.atomic)
+            self.dedup.forget()  # its windows may name memories the rollback took back
+            remember, self.dedup.remember = self.dedup.remember, False
+            try:
+                for ident, document in rows:
+                    self._one(ident, document, report, self.store.atomic)
+            finally:
+                self.dedup.remember = remember
         return len(rows)
 
     def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:

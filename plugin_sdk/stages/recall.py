@@ -86,7 +86,7 @@ def recall(
     hits = store.memories.search(query, project=project, limit=limit)
     units = _units(store, query, hits, project)
     chosen: list[_Unit] = []
-    used, costs = _costs(store, units)
+    used, costs = _costs(store, units, record=record)
     seen: set[int] = set()
     left_out: list[int] = []
     for unit, cost in zip(units, costs, strict=True):
@@ -121,7 +121,7 @@ def _empty(store: Store, budget: int) -> Recall:
     return Recall("", 0, budget, [], {}, [], [])
 
 
-def _costs(store: Store, units: list[_Unit]) -> tuple[int, list[int]]:
+def _costs(store: Store, units: list[_Unit], *, record: bool) -> tuple[int, list[int]]:
     """The frame's cost in tokens, and each unit's (its lines, each with its line break).
 
     For an additive counter (the default) these are exact: each unit's text
@@ -136,7 +136,8 @@ def _costs(store: Store, units: list[_Unit]) -> tuple[int, list[int]]:
         frame = count(f"{OPEN}\n{CLOSE}")
         return frame, [sum(count(line) + 1 for line in unit.lines) for unit in units]
     pieces = [segments("\n".join(unit.lines) + "\n") for unit in units]
-    known = count_each(store, [f"{OPEN}\n", CLOSE, *(p for ps in pieces for p in ps)])
+    every = [f"{OPEN}\n", CLOSE, *(p for ps in pieces for p in ps)]
+    known = count_each(store, every, record=record)
     return known[f"{OPEN}\n"] + known[CLOSE], [sum(known[p] for p in ps) for ps in pieces]
 
 

@@ -208,9 +208,10 @@ class Store:
         try:
             yield
         except BaseException:
-            conn.execute(f"ROLLBACK TO [{name}]")
-            conn.execute(f"RELEASE [{name}]")
             del self._after_commit[mark:]
+            if conn.in_transaction:  # SQLite may have rolled back everything already (disk full)
+                conn.execute(f"ROLLBACK TO [{name}]")
+                conn.execute(f"RELEASE [{name}]")
             raise
         conn.execute(f"RELEASE [{name}]")
 

@@ -147,16 +147,17 @@ def additive(store: Store) -> bool:
     return getattr(store.tokenizer, "additive", False) is True
 
 
-def count_each(store: Store, texts: Iterable[str]) -> dict[str, int]:
-    """The exact count of each text, as :func:`count_cached` finds a segment's.
+def count_each(store: Store, texts: Iterable[str], *, record: bool = True) -> dict[str, int]:
+    r"""The exact count of each text, as :func:`count_cached` finds a segment's.
 
     From this process's memo, else the store (one query per
     :data:`_IN_CHUNK` texts), else the tokenizer; new counts are recorded in
-    one short write. For an additive counter, pieces that are whole segments
-    (a line and its ``\n``) add up to the count of the text they make.
+    one short write (none with ``record=False``). For an additive counter,
+    pieces that are whole segments (a line and its ``\n``) add up to the
+    count of the text they make.
     """
     counts, new = _pieces(store, list(dict.fromkeys(texts)))
-    if new:
+    if new and record:
         _remember(store, store.tokenizer.name, new)
     return counts
 
@@ -213,7 +214,7 @@ def forget_counts(store: Store, texts: Iterable[str] | None = None) -> None:
             f"AND text_hash IN ({','.join('?' * len(hashes))})"
         )
         params = [name, *hashes]
-    with _not_flushed(store):  # a cache, like the counts it drops
+    with _not_flushed(store), store.atomic():  # a cache, like the counts it drops
         store.db.execute(sql, params)
 
 
