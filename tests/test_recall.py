@@ -217,7 +217,9 @@ def test_a_recall_counts_exactly_and_a_repeat_in_a_new_process_tokenizes_nothing
 
 def test_recall_without_record_writes_nothing(store: Store) -> None:
     store.memories.write("The ferry to the island leaves at nine.", "RESEARCH")
-    rows = "SELECT (SELECT count(*) FROM token_counts), (SELECT total(retrieval_count) FROM memories)"
+    rows = (
+        "SELECT (SELECT count(*) FROM token_counts), (SELECT total(retrieval_count) FROM memories)"
+    )
     before = store.db.execute(rows).fetchone()
     assert recall(store, "island ferry", budget=300, record=False).shown
     assert store.db.execute(rows).fetchone() == before

@@ -103,7 +103,7 @@ class Store:
         ``"normal"`` (default, or ``MEMSDK_SYNCHRONOUS``), ``"full"`` or
         ``"extra"``. With WAL, ``normal`` never corrupts the file and a killed
         process loses nothing; a power loss may roll back the last commits.
-        A forget is always committed with ``full``.
+        A forget commits with ``full`` (its own commit; inside a caller's transaction, the caller's).
     """
 
     def __init__(
