@@ -110,14 +110,8 @@ def reinforce(
         f"UPDATE entities SET last_seen_at = ?, updated_at = ? WHERE id IN ({marks})",
         [now, now, *ids],
     )
-    weight = policy.emotions.get(observation.sentiment)
-    if weight is not None:
-        for entity in entities.values():
-            if (
-                weight > entity.emotional_multiplier
-                and entity.emotional_tag != observation.sentiment
-            ):
-                store.entities.update(entity.id, emotional_tag=observation.sentiment)
+    for entity in _retagged(policy, observation, entities):
+        store.entities.update(entity.id, emotional_tag=observation.sentiment)
     store.db.execute(
         f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
             WHERE e.id IN ({", ".join(f":id{i}" for i in range(len(ids)))})""",
@@ -138,28 +132,36 @@ def gather(
 ) -> Gathered:
     """Step 6 for the batched job: the tag now, the rest gathered (see the module docstring)."""
     found = Gathered(seen={entity.id for entity in entities.values()})
-    weight = policy.emotions.get(observation.sentiment)
-    if weight is not None:
-        for entity in entities.values():
-            if (
-                weight > entity.emotional_multiplier
-                and entity.emotional_tag != observation.sentiment
-            ):
-                multiplier = policy.multiplier(entity.cell, observation.sentiment)
-                store.db.conn.execute(
-                    """UPDATE entities SET emotional_tag = ?, emotional_multiplier = ?,
-                           updated_at = ? WHERE id = ?""",
-                    [observation.sentiment, multiplier, store.now(), entity.id],
-                )
-                resolver.changed(
-                    attrs.evolve(
-                        entity, emotional_tag=observation.sentiment, emotional_multiplier=multiplier
-                    )
-                )
+    for entity in _retagged(policy, observation, entities):
+        multiplier = policy.multiplier(entity.cell, observation.sentiment)
+        store.db.conn.execute(
+            """UPDATE entities SET emotional_tag = ?, emotional_multiplier = ?,
+                   updated_at = ? WHERE id = ?""",
+            [observation.sentiment, multiplier, store.now(), entity.id],
+        )
+        resolver.changed(
+            attrs.evolve(
+                entity, emotional_tag=observation.sentiment, emotional_multiplier=multiplier
+            )
+        )
     projects = {entity.id: entity.project for entity in entities.values()}
     for entity_id, impact in impacts(policy, observation, entities, conflicts).items():
         found.impacts[entity_id] = (projects[entity_id], impact, 1)
     return found
+
+
+def _retagged(
+    policy: Grid, observation: Observation, entities: Mapping[str, Entity]
+) -> list[Entity]:
+    """The entities whose emotional tag the observation's sentiment outweighs."""
+    weight = policy.emotions.get(observation.sentiment)
+    if weight is None:
+        return []
+    return [
+        entity
+        for entity in entities.values()
+        if weight > entity.emotional_multiplier and entity.emotional_tag != observation.sentiment
+    ]
 
 
 def flush(store: Store, gathered: Gathered) -> None:
