@@ -152,3 +152,34 @@ def test_a_fact_naming_an_unknown_entity_is_refused_and_writes_nothing(
         with pytest.raises(InvalidExport, match=f"line {at + 1}: the fact record"):
             portable.import_project(store, exported)
         assert store.db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+
+
+def test_a_memory_conflict_stays_smaller_id_first_when_renumbering_flips_it(
+    retained: Path, tmp_path: Path
+) -> None:
+    exported = export(retained)
+    conflict = next(json.loads(line) for line in exported if '"memory_conflict"' in line)
+    with Store(tmp_path / "target.db", project="other") as store:
+        store.packs.install(resolve_pack("ops"))
+        with store.atomic():  # the smaller memory's id is taken, new ids start above the other's
+            for taken in (conflict["memory_id"], 10_000):
+                store.db.execute(
+                    "INSERT INTO memories (id, project, kind, category, content, normalized_hash, "
+                    "status, created_at, updated_at, last_seen_at) "
+                    "VALUES (?, 'other', 'content', ?, ?, ?, 'active', '2026', '2026', '2026')",
+                    [taken, store.category_names()[0], f"x{taken}", f"x{taken}"],
+                )
+        portable.import_project(store, exported, project="p")
+        first, second, pair = store.db.execute(
+            "SELECT memory_id, other_memory_id, pair FROM memory_conflicts WHERE project = 'p'"
+        ).fetchone()
+        assert first == conflict["other_memory_id"] < second  # the kept id is now the smaller
+        (content,) = store.db.execute(
+            "SELECT content FROM memories WHERE id = ?", [first]
+        ).fetchone()
+        stored = json.loads(conflict["pair"])
+        assert json.loads(pair) == {
+            "values": stored["other_values"],
+            "other_values": stored["values"],
+        }
+        assert set(json.loads(pair)["values"]) <= value_conflicts.values(content)

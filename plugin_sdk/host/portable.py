@@ -92,6 +92,7 @@ class _Table:
     space: str | None = None  # the id space this table's own ``id`` joins
     later: dict[str, str] = attrs.field(factory=dict)  # references set once every row is in
     own_key: bool = False  # its key is the project's own (an observation's id): kept as it is
+    smaller_first: bool = False  # a memory pair stored smaller id first (renumbering may flip it)
 
 
 _TABLES = (
@@ -124,6 +125,7 @@ _TABLES = (
         "memory_conflicts",
         "id",
         {"memory_id": "memories", "other_memory_id": "memories"},
+        smaller_first=True,
     ),
     _Table("memory_outcome", "memory_outcomes", "id", {"memory_id": "memories"}),
 )
@@ -497,6 +499,8 @@ def _load_row(
     for column, space in spec.refs.items():
         if record.get(column) is not None:
             record[column] = ids[space][record[column]]
+    if spec.smaller_first and record["memory_id"] > record["other_memory_id"]:
+        _flip_pair(record)
     row = {**record, "project": project}
     own = {} if spec.space is None else ids[spec.space]
     new = _insert(store, spec.table, row, own, keep_id=spec.own_key)
@@ -504,6 +508,14 @@ def _load_row(
         _Later(line, spec.table, new, column, spec.later[column], old)
         for column, old in deferred.items()
     ]
+
+
+def _flip_pair(record: dict[str, Any]) -> None:
+    """Store a memory conflict smaller id first again, its values swapped with it."""
+    record["memory_id"], record["other_memory_id"] = record["other_memory_id"], record["memory_id"]
+    pair = json.loads(record["pair"])
+    flipped = {"values": pair["other_values"], "other_values": pair["values"]}
+    record["pair"] = json.dumps(flipped, ensure_ascii=False)
 
 
 def _relink_rows(store: Store, ids: dict[str, dict[int, int]], later: list[_Later]) -> None:
