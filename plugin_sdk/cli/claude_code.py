@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import difflib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from plugin_sdk.cli.common import JSON_OPTION, echo_json, plugin_manager, store_options
+from plugin_sdk.cli.common import JSON_OPTION, F, echo_json, plugin_manager, store_options
 
 if TYPE_CHECKING:
     from plugin_sdk.host.claude_hooks import FileChange
@@ -26,16 +27,27 @@ def claude_code() -> None:
     """Claude Code: its MCP server entry and hooks, written into a project."""
 
 
+def _edit_options(folder_help: str) -> Callable[[F], F]:
+    """``--project-dir``, ``--yes`` and ``--dry-run``: what install and uninstall share."""
+
+    def decorate(command: F) -> F:
+        command = click.option("--dry-run", is_flag=True, help="Only show the diff.")(command)
+        command = click.option(
+            "--yes", is_flag=True, help="Write without asking (the diff is still shown)."
+        )(command)
+        return click.option(
+            "--project-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=".",
+            show_default=True,
+            help=folder_help,
+        )(command)
+
+    return decorate
+
+
 @claude_code.command()
-@click.option(
-    "--project-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The Claude Code project folder (its .claude/settings.json and .mcp.json).",
-)
-@click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
-@click.option("--dry-run", is_flag=True, help="Only show the diff.")
+@_edit_options("The Claude Code project folder (its .claude/settings.json and .mcp.json).")
 @store_options
 @JSON_OPTION
 def install(
@@ -64,15 +76,7 @@ def install(
 
 
 @claude_code.command()
-@click.option(
-    "--project-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The Claude Code project folder.",
-)
-@click.option("--yes", is_flag=True, help="Write without asking (the diff is still shown).")
-@click.option("--dry-run", is_flag=True, help="Only show the diff.")
+@_edit_options("The Claude Code project folder.")
 @JSON_OPTION
 def uninstall(project_dir: Path, yes: bool, dry_run: bool, as_json: bool) -> None:
     """Take out exactly the entries install added; nothing else is touched."""
