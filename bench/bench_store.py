@@ -9,7 +9,9 @@ What it measures, each against a baseline run in the same process:
   (``INSERT ... ON CONFLICT DO UPDATE SET seen_count = seen_count + 1 ...``),
   one transaction per batch of the same size, into a store file memsdk
   created (its tables, indexes and triggers, the full-text index fed by its
-  trigger). Each runs ``--ratio-reps`` times into fresh files, interleaved;
+  trigger), on a connection with memsdk's settings (foreign keys,
+  ``synchronous``, page cache, checkpoint interval), so the ratio compares
+  the code and not the settings. Each runs ``--ratio-reps`` times into fresh files, interleaved;
   medians. The two end states are compared (rows, seen counts, indexed rows).
   Also: one ``store.memories.write`` call (one transaction) per memory on the
   first items of the stream (commit-bound), how much of the bulk write time
@@ -437,10 +439,12 @@ def plain_write(
     path: Path, rows: list[tuple[Any, ...]], batch: int
 ) -> tuple[float, tuple[int, int, int]]:
     """Plain sqlite3: ``executemany`` per batch, one transaction each, into a memsdk store file."""
-    open_store(path).close()  # the schema memsdk creates, triggers included
+    with open_store(path) as store:  # the schema memsdk creates, triggers included
+        settings = connection_settings(store.db.conn)
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        conn.execute("PRAGMA foreign_keys = ON")  # as memsdk's connection has it
+        for name, value in settings.items():  # as memsdk's connection has them
+            conn.execute(f"PRAGMA {name} = {value}")
         start = time.perf_counter()
         for first in range(0, len(rows), batch):
             conn.execute("BEGIN IMMEDIATE")
@@ -451,6 +455,15 @@ def plain_write(
     finally:
         conn.close()
         remove_store(path)
+
+
+#: The connection settings the plain baseline copies from memsdk's connection,
+#: so the ratio compares the code, not the settings.
+SETTINGS = ("foreign_keys", "synchronous", "cache_size", "wal_autocheckpoint")
+
+
+def connection_settings(conn: sqlite3.Connection) -> dict[str, int]:
+    return {name: int(conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in SETTINGS}
 
 
 def remove_store(path: Path) -> None:

