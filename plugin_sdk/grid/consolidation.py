@@ -50,8 +50,10 @@ ENTITY_STRENGTH = f"""CASE WHEN e.pinned THEN {INFINITY} ELSE
 UPDATE_ENTITIES = f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
     WHERE e.id > :after AND e.id <= :upto AND +e.project = :project"""
 
-UPDATE_RELATIONS = """UPDATE relations AS r
-    SET weight_temporal = exp(-max(0.0, julianday(:stamp) - julianday(r.last_seen_at)) / s.sigma_days)
+RELATION_WEIGHT = "exp(-max(0.0, julianday(:stamp) - julianday(r.last_seen_at)) / s.sigma_days)"
+
+UPDATE_RELATIONS = f"""UPDATE relations AS r
+    SET weight_temporal = {RELATION_WEIGHT}
     FROM temp.consolidate_sigma AS s
     WHERE r.id > :after AND r.id <= :upto AND +r.project = :project AND s.type = r.type"""
 
