@@ -13,6 +13,7 @@ from test_retain import HERON, MARSH, dump_all, field_pack, obs
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
+from plugin_sdk.retain import observations
 from plugin_sdk.testing import fresh_plugin_manager
 
 KESTREL = "bird:raptor:kestrel"
@@ -149,6 +150,42 @@ def test_observe_reads_standard_input_and_a_clean_file_exits_0(run):
 def test_observe_a_missing_file_is_one_error_line(run, tmp_path):
     result = run("observe", str(tmp_path / "nope.jsonl"), code=1)
     assert result.stderr.startswith("Error: cannot read") and result.stderr.count("\n") == 1
+
+
+def test_observe_a_file_bad_in_its_encoding_mid_way_stores_none_of_it(run, tmp_path):
+    good = [json.dumps(obs(f"u-{i}", [HERON], f"Heron {i}.")).encode() for i in range(3)]
+    path = tmp_path / "broken.jsonl"
+    path.write_bytes(b"\n".join([*good, b'{"id": "u-9", "text": "\xff\xfe"}']) + b"\n")
+    store = open_db(run.db)
+    try:
+        before = dump_all(store)
+    finally:
+        store.close()
+    result = run("observe", str(path), code=1)
+    assert result.stderr.startswith(f"Error: cannot read {path}: 'utf-8' codec")
+    store = open_db(run.db)
+    try:
+        assert dump_all(store) == before  # the good lines before it rolled back with it
+    finally:
+        store.close()
+
+
+def test_observe_reads_a_file_line_by_line(run, tmp_path, monkeypatch):
+    path = write_lines(
+        tmp_path / "many.jsonl",
+        [json.dumps(obs(f"m-{i}", [HERON], f"Heron {i}.")) for i in range(5)],
+    )
+    read: list[str] = []
+    real = observations.observe
+
+    def spy(store, lines, **kwargs):
+        assert not isinstance(lines, list | tuple)  # a stream, not the whole file
+        return real(store, (read.append(line) or line for line in lines), **kwargs)
+
+    monkeypatch.setattr(observations, "observe", spy)
+    result = run("observe", str(path), "--json")
+    assert json.loads(result.stdout)["queued"] == [f"m-{i}" for i in range(5)]
+    assert len(read) == 5
 
 
 def test_review_lists_dark_matter_with_its_half_life_and_decides(run, tmp_path):

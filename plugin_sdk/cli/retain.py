@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
 
 import click
 
@@ -17,7 +21,7 @@ from plugin_sdk.cli.common import (
 from plugin_sdk.retain import dark_matter, observations, routing, truth, value_conflicts
 from plugin_sdk.retain.handlers import describe, registered_handlers
 from plugin_sdk.retain.job import BATCH_SIZE, retain
-from plugin_sdk.store.limits import jsonl_lines
+from plugin_sdk.store.limits import jsonl_stream
 
 
 @click.command()
@@ -36,15 +40,12 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
     """
     name = "<stdin>" if file == "-" else file
     try:
-        if file == "-":
-            lines = jsonl_lines(sys.stdin.read())
-        else:
-            with open(file, encoding="utf-8") as handle:
-                lines = jsonl_lines(handle.read())
+        with _lines_of(file) as handle, open_store(db, project) as store:
+            # Read as the lines are taken: a file of any size is held a
+            # line at a time. A read error mid-file rolls back every line.
+            report = observations.observe(store, jsonl_stream(handle))
     except (OSError, UnicodeDecodeError) as error:
         raise click.ClickException(f"cannot read {name}: {error}") from error
-    with open_store(db, project) as store:
-        report = observations.observe(store, lines)
     if as_json:
         echo_json({"file": name, **report.to_dict()})
     else:
@@ -61,6 +62,20 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
         )
     if not report.ok:
         click.get_current_context().exit(1)
+
+
+@contextmanager
+def _lines_of(file: str) -> Iterator[IO[str]]:
+    """FILE (or standard input for ``-``) as UTF-8 text whose lines end at ``\n`` only."""
+    if file != "-":
+        with open(file, encoding="utf-8", newline="\n") as handle:
+            yield handle
+        return
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
+    try:
+        yield stdin
+    finally:
+        stdin.detach()  # standard input stays open for the caller
 
 
 @click.group(name="retain")

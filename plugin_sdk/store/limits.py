@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 from plugin_sdk.errors import InvalidDocument, NotFound
 
@@ -144,6 +145,16 @@ def jsonl_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
     return lines
+
+
+def jsonl_stream(handle: IO[str]) -> Iterator[str]:
+    """The lines of a JSON Lines file as :func:`jsonl_lines` splits them, read as they come.
+
+    ``handle`` must be opened with ``newline="\n"`` (so only ``\n`` ends a
+    line); a file of any size is held one line at a time.
+    """
+    for line in handle:
+        yield line[:-1] if line.endswith("\n") else line
 
 
 def check_tree(value: Any, path: str = "", *, numbers: bool = True) -> None:
