@@ -9,9 +9,10 @@
   the host's current model, a batch at a time (resumable, with progress);
   when the model changes it re-embeds everything, then drops the old
   model's vectors.
-- ``memory_written``: embeds the memory at once when the store asks for it
+- ``memories_written``: embeds a committed batch's new texts at once, in one
+  embedder call, when the store asks for it
   (``store.vectors.embed_on_write = True``); off by default, so writes stay
-  cheap and the embedder is called in batches.
+  cheap and the ``embed`` task calls the embedder in batches.
 - ``memories_merged``, ``memory_archived``: bring the sqlite-vec mirror in
   step (the vectors themselves went with the change: see
   ``plugin_sdk/vectors/index.py``).
@@ -43,16 +44,18 @@ def search_candidates(store: Store, query: str, project: str, limit: int) -> lis
 
 
 @hookimpl
-def memory_written(store: Store, memory_id: int, created: bool) -> None:
+def memories_written(store: Store, written: list[tuple[int, bool]]) -> None:
     vectors = store.vectors
     if not vectors.embed_on_write:
         return
-    text = vectors.unembedded_text(memory_id)
-    if text is None:
-        return  # not active, or a repeat of a memory already embedded
-    got = embed(store, [text])
+    items = []
+    for memory_id in dict.fromkeys(memory_id for memory_id, _ in written):
+        text = vectors.unembedded_text(memory_id)
+        if text is not None:  # else not active, or a repeat of a memory already embedded
+            items.append((memory_id, text))
+    got = embed(store, [text for _, text in items])
     if got is not None:
-        vectors.put(got, [(memory_id, text)])
+        vectors.put(got, items)
 
 
 @hookimpl

@@ -956,6 +956,46 @@ def test_memory_written_fires_once_per_item_of_a_batch(garden):
     assert written.events == [(r.id, True, False) for r in results]
 
 
+class Batches:
+    """Records ``memories_written`` calls (and the ``memory_written`` ones, to see the order)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object, bool]] = []
+
+    @hookimpl
+    def memories_written(self, store, written):
+        self.events.append(("batch", list(written), store.db.conn.in_transaction))
+
+    @hookimpl
+    def memory_written(self, store, memory_id, created):
+        self.events.append(("item", (memory_id, created), store.db.conn.in_transaction))
+
+
+def test_memories_written_fires_once_per_commit_before_the_items(garden):
+    batches = Batches()
+    with garden(("batches", batches)) as store:
+        results = store.memories.write_many(
+            [
+                {"content": "Sowed basil.", "category": "GARDEN_LOG"},
+                {"content": "Water before nine.", "category": "GARDEN_RULES"},
+                {"content": "sowed  basil.", "category": "GARDEN_LOG"},  # a repeat, folded
+            ]
+        )
+        pairs = [(r.id, r.created) for r in results]
+        assert pairs[2] == (pairs[0][0], False)
+        assert batches.events == [
+            ("batch", pairs, False),
+            *(("item", pair, False) for pair in pairs),
+        ]
+        batches.events.clear()
+        with store.atomic():
+            store.memories.write("Thin the seedlings.", "GARDEN_LOG")
+            store.memories.write("Mulch the beds.", "GARDEN_LOG")
+            assert batches.events == []  # nothing before the commit
+        # one memories_written per write call, each before its own items
+        assert [kind for kind, _, _ in batches.events] == ["batch", "item", "batch", "item"]
+
+
 def test_memory_written_during_a_historian_pass_fires_after_commit(garden):
     written = Written()
     model = ScriptedModel([facts("GARDEN_LOG", "Sowed basil in tray 3.")])

@@ -246,6 +246,15 @@ def test_embed_on_write_when_the_store_asks(vstore, embedder):
     assert second not in vector_ids(vstore)
 
 
+def test_embed_on_write_embeds_a_batch_in_one_call(vstore, embedder):
+    vstore.vectors.embed_on_write = True
+    calls = embedder.calls
+    items = [{"content": c, "category": "NOTES"} for c in [*NOTES[:3], NOTES[0]]]
+    ids = [r.id for r in vstore.memories.write_many(items)]
+    assert embedder.calls == calls + 1  # one embedder call for the batch's three new texts
+    assert vector_ids(vstore) == sorted(set(ids))
+
+
 def test_put_keeps_a_vector_only_for_the_text_that_was_embedded(vstore):
     ids = write_notes(vstore)
     got = embed(vstore, [NOTES[0], NOTES[1]])

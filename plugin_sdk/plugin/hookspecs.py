@@ -365,6 +365,18 @@ def memory_written(store: Store, memory_id: int, created: bool) -> None:
 
 
 @hookspec
+def memories_written(store: Store, written: list[tuple[int, bool]]) -> None:
+    """Memories were written: ``(memory_id, created)`` for each item, in order, once per commit.
+
+    The batch form of :func:`memory_written`, for a listener that does one
+    thing per batch (one query, one embedder call). Fires after the
+    transaction commits, before the ``memory_written`` calls of the same
+    items. A memory folded twice in one batch is listed twice. An exception
+    propagates to the caller; the writes stay.
+    """
+
+
+@hookspec
 def memories_merged(store: Store, source_ids: list[int], target_id: int) -> None:
     """Memories were merged into ``target_id`` (the sources are now superseded)."""
 

@@ -163,13 +163,17 @@ class Memories:
         self._written(results)
 
     def _written(self, results: list[WriteResult]) -> None:
-        hook = self.store.plugins.hook.memory_written
-        if not hook.get_hookimpls():
+        hooks = self.store.plugins.hook
+        batch, each = hooks.memories_written, hooks.memory_written
+        if not results or not (batch.get_hookimpls() or each.get_hookimpls()):
             return
 
         def notify() -> None:
-            for result in results:
-                hook(store=self.store, memory_id=result.id, created=result.created)
+            if batch.get_hookimpls():
+                batch(store=self.store, written=[(r.id, r.created) for r in results])
+            if each.get_hookimpls():
+                for result in results:
+                    each(store=self.store, memory_id=result.id, created=result.created)
 
         self.store.after_commit(notify)
 
