@@ -171,8 +171,9 @@ def run_naive(path: Path) -> float:
 def run_floor(path: Path) -> float:
     """Only read every row and evaluate the pass's formulas, writing nothing.
 
-    What any pass that computes each row's value must at least spend: the
-    naive loop's time over this is the most such a pass could gain over it.
+    What a pass that reads these rows and computes each one's value spends
+    at least: the naive loop's time over this is the most such a pass could
+    gain (reading less, say a covering index, is another design).
     """
     store = Store(path, project=PROJECT, clock=lambda: NOW)
     consolidation.prepare(store)

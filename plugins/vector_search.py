@@ -9,8 +9,8 @@
   the host's current model, a batch at a time (resumable, with progress);
   when the model changes it re-embeds everything, then drops the old
   model's vectors.
-- ``memories_written``: embeds a committed batch's new texts at once, in one
-  embedder call, when the store asks for it
+- ``memories_written``: embeds a committed batch's new texts at once, 64 to
+  an embedder call, when the store asks for it
   (``store.vectors.embed_on_write = True``); off by default, so writes stay
   cheap and the ``embed`` task calls the embedder in batches.
 - ``memories_merged``, ``memory_archived``: bring the sqlite-vec mirror in
@@ -30,6 +30,7 @@ from plugin_sdk.plugin import DreamerTask, Store, TaskContext, hookimpl
 from plugin_sdk.vectors.embed import embed
 
 PROBE = "memsdk"  # embedded at the start of a pass to learn the host's current model
+EMBED_BATCH = 64  # texts per embedder call when a write embeds at once (the embed task's batch)
 
 
 @hookimpl
@@ -53,9 +54,11 @@ def memories_written(store: Store, written: list[tuple[int, bool]]) -> None:
         text = vectors.unembedded_text(memory_id)
         if text is not None:  # else not active, or a repeat of a memory already embedded
             items.append((memory_id, text))
-    got = embed(store, [text for _, text in items])
-    if got is not None:
-        vectors.put(got, items)
+    for start in range(0, len(items), EMBED_BATCH):
+        part = items[start : start + EMBED_BATCH]
+        got = embed(store, [text for _, text in part])
+        if got is not None:
+            vectors.put(got, part)
 
 
 @hookimpl

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from test_retain import HERON, MARSH, dump_all, field_pack, obs
 
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
+from plugin_sdk.cli import retain as retain_cli
 from plugin_sdk.retain import observations
 from plugin_sdk.testing import fresh_plugin_manager
 
@@ -186,6 +188,30 @@ def test_observe_reads_a_file_line_by_line(run, tmp_path, monkeypatch):
     result = run("observe", str(path), "--json")
     assert json.loads(result.stdout)["queued"] == [f"m-{i}" for i in range(5)]
     assert len(read) == 5
+
+
+def test_observe_reads_standard_input_to_its_end_before_it_takes_the_write_lock(run, monkeypatch):
+    real = retain_cli.open_store
+    left: list[bytes] = []
+
+    def opening(*args, **kwargs):
+        left.append(sys.stdin.buffer.read())  # what a slow producer has not sent yet
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(retain_cli, "open_store", opening)
+    lines = "\n".join(json.dumps(obs(f"p-{i}", [HERON], f"Heron {i}.")) for i in range(3))
+    result = run("observe", "-", "--json", input=lines)
+    assert left == [b""]
+    assert json.loads(result.stdout)["queued"] == ["p-0", "p-1", "p-2"]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_observe_a_file_takes_any_line_ending(run, tmp_path, ending):
+    path = tmp_path / "endings.jsonl"
+    lines = [json.dumps(obs(f"e-{i}", [HERON], f"Heron {i}.")) for i in range(3)]
+    path.write_bytes(ending.join(lines).encode())
+    result = run("observe", str(path), "--json")
+    assert json.loads(result.stdout)["queued"] == ["e-0", "e-1", "e-2"]
 
 
 def test_review_lists_dark_matter_with_its_half_life_and_decides(run, tmp_path):

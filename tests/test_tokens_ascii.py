@@ -120,6 +120,14 @@ def test_the_memo_of_pieces_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     assert counter.count(text) == _tiktoken(text)
 
 
+def test_a_long_piece_is_counted_not_kept() -> None:
+    counter = TiktokenCounter()
+    text = "=" * 5000 + " x" + " " * 3000 + "y"
+    assert counter.count(text) == _tiktoken(text)
+    assert counter._pieces is not None
+    assert max(map(len, counter._pieces)) <= tokens.LONGEST_PIECE
+
+
 def test_another_pattern_does_not_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokens, "CL100K_PATTERN", r"\S+|\s+")
     counter = TiktokenCounter()

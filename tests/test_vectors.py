@@ -253,6 +253,10 @@ def test_embed_on_write_embeds_a_batch_in_one_call(vstore, embedder):
     ids = [r.id for r in vstore.memories.write_many(items)]
     assert embedder.calls == calls + 1  # one embedder call for the batch's three new texts
     assert vector_ids(vstore) == sorted(set(ids))
+    many = [{"content": f"note number {i} on the rota", "category": "NOTES"} for i in range(130)]
+    ids = [r.id for r in vstore.memories.write_many(many)]
+    assert embedder.calls == calls + 1 + 3  # 64 texts to a call
+    assert set(ids) <= set(vector_ids(vstore))
 
 
 def test_put_keeps_a_vector_only_for_the_text_that_was_embedded(vstore):

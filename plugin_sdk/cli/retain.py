@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
@@ -64,18 +67,38 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
         click.get_current_context().exit(1)
 
 
+#: Standard input (or a pipe named as FILE) is read to its end before the
+#: store is opened, so a slow producer never holds the write lock; up to this
+#: much stays in memory, the rest goes to a temporary file.
+SPOOL_BYTES = 8 * 2**20
+
+
 @contextmanager
 def _lines_of(file: str) -> Iterator[IO[str]]:
-    """FILE (or standard input for ``-``) as UTF-8 text whose lines end at ``\n`` only."""
-    if file != "-":
-        with open(file, encoding="utf-8", newline="\n") as handle:
+    """FILE's text (``-``: standard input), read a line at a time, as ``observe`` always read it.
+
+    A regular file is read with universal newlines (``\r\n`` and ``\r`` end
+    a line too), standard input as Python reads it (``\n`` ends a line).
+    Anything that is not a regular file is first copied whole to a spool.
+    """
+    if file != "-" and os.path.isfile(file):
+        with open(file, encoding="utf-8") as handle:
             yield handle
         return
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
-    try:
-        yield stdin
-    finally:
-        stdin.detach()  # standard input stays open for the caller
+    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+        if file == "-":
+            shutil.copyfileobj(sys.stdin.buffer, spool)
+            encoding, errors, newline = sys.stdin.encoding, sys.stdin.errors, "\n"
+        else:
+            with open(file, "rb") as source:
+                shutil.copyfileobj(source, spool)
+            encoding, errors, newline = "utf-8", "strict", None
+        spool.seek(0)
+        text = io.TextIOWrapper(spool, encoding=encoding, errors=errors, newline=newline)  # type: ignore[type-var]
+        try:
+            yield text
+        finally:
+            text.detach()  # the spool closes itself
 
 
 @click.group(name="retain")

@@ -366,13 +366,15 @@ def memory_written(store: Store, memory_id: int, created: bool) -> None:
 
 @hookspec
 def memories_written(store: Store, written: list[tuple[int, bool]]) -> None:
-    """Memories were written: ``(memory_id, created)`` for each item, in order, once per commit.
+    """Memories were written: ``(memory_id, created)`` for each item of one write call, in order.
 
     The batch form of :func:`memory_written`, for a listener that does one
-    thing per batch (one query, one embedder call). Fires after the
-    transaction commits, before the ``memory_written`` calls of the same
-    items. A memory folded twice in one batch is listed twice. An exception
-    propagates to the caller; the writes stay.
+    thing per batch (one query, one embedder call): once per ``write``
+    (a batch of one) or ``write_many`` call, after the outermost transaction
+    commits, before the ``memory_written`` calls of the same items (a
+    transaction holding two calls fires it twice). A memory folded twice in
+    one batch is listed twice. An exception propagates to the caller, and
+    the items' ``memory_written`` calls do not happen; the writes stay.
     """
 
 

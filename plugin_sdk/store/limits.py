@@ -148,10 +148,12 @@ def jsonl_lines(text: str) -> list[str]:
 
 
 def jsonl_stream(handle: IO[str]) -> Iterator[str]:
-    """The lines of a JSON Lines file as :func:`jsonl_lines` splits them, read as they come.
+    """The lines of a text file without their ``\n``, read as they come.
 
-    ``handle`` must be opened with ``newline="\n"`` (so only ``\n`` ends a
-    line); a file of any size is held one line at a time.
+    As :func:`jsonl_lines` splits them when ``handle`` was opened with
+    ``newline="\n"`` (only ``\n`` ends a line); with universal newlines,
+    ``\r\n`` and ``\r`` end a line too. A file of any size is held one line
+    at a time.
     """
     for line in handle:
         yield line[:-1] if line.endswith("\n") else line

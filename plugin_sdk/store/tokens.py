@@ -76,6 +76,9 @@ _ASCII_PIECES = re.compile(
 #: counter keeps, about 2 MiB when full; the memo is then emptied. A piece
 #: not in it costs one BPE call on the piece (about a microsecond).
 MEMO_PIECES = 16384
+#: Longer pieces (a run of letters, digits, punctuation or spaces of any
+#: length is one piece) are counted each time, so the memo stays small.
+LONGEST_PIECE = 64
 
 
 class _PieceCounts(dict[str, int]):
@@ -86,9 +89,11 @@ class _PieceCounts(dict[str, int]):
         self.encode_piece = encode_piece
 
     def __missing__(self, piece: str) -> int:
-        if len(self) >= MEMO_PIECES:
-            self.clear()
-        tokens = self[piece] = len(self.encode_piece(piece))
+        tokens = len(self.encode_piece(piece))
+        if len(piece) <= LONGEST_PIECE:  # a long run of one class is counted, not kept
+            if len(self) >= MEMO_PIECES:
+                self.clear()
+            self[piece] = tokens
         return tokens
 
 
