@@ -8,7 +8,8 @@ a ``count(text) -> int`` method.
 
 ASCII text (most memories) is counted without tiktoken's own splitter:
 cl100k's pre-tokenizer pattern, restricted to ASCII, is a pattern Python's
-``re`` runs (3.11 has the possessive quantifiers it uses), and each piece's
+``re`` runs (from Python 3.11, which has the possessive quantifiers it uses;
+on 3.10 tiktoken counts everything), and each piece's
 count is kept in a per-counter memo (BPE runs once per distinct piece, the
 way tiktoken and Hugging Face tokenizers cache words). It is used only when
 the loaded encoding's pattern is exactly the one it was written from, and a
@@ -61,16 +62,25 @@ CL100K_PATTERN = (
 # [0-9] and \s (Unicode White_Space) is tab, line feed, vertical tab, form
 # feed, carriage return and space; Rust's ``$`` (no multiline) is ``\Z``.
 _SPACE = r"\t\n\x0b\x0c\r "
-_ASCII_PIECES = re.compile(
-    r"'(?i:[sdmt]|ll|ve|re)"
-    r"|[^\r\nA-Za-z0-9]?+[A-Za-z]++"
-    r"|[0-9]{1,3}+"
-    rf"| ?[^{_SPACE}A-Za-z0-9]++[\r\n]*+"
-    rf"|[{_SPACE}]++\Z"
-    rf"|[{_SPACE}]*[\r\n]"
-    rf"|[{_SPACE}]+(?![^{_SPACE}])"
-    rf"|[{_SPACE}]"
-)
+
+
+def _ascii_pieces() -> re.Pattern[str] | None:
+    try:
+        return re.compile(
+            r"'(?i:[sdmt]|ll|ve|re)"
+            r"|[^\r\nA-Za-z0-9]?+[A-Za-z]++"
+            r"|[0-9]{1,3}+"
+            rf"| ?[^{_SPACE}A-Za-z0-9]++[\r\n]*+"
+            rf"|[{_SPACE}]++\Z"
+            rf"|[{_SPACE}]*[\r\n]"
+            rf"|[{_SPACE}]+(?![^{_SPACE}])"
+            rf"|[{_SPACE}]"
+        )
+    except re.error:  # Python 3.10's re has no possessive quantifiers: no fast path
+        return None
+
+
+_ASCII_PIECES = _ascii_pieces()
 
 #: Distinct pieces (words with their leading space, mostly) whose counts a
 #: counter keeps, about 2 MiB when full; the memo is then emptied. A piece
@@ -116,6 +126,7 @@ class TiktokenCounter:
         self.additive = encoding in ADDITIVE_ENCODINGS
         self._encoding: Any = None
         self._pieces: _PieceCounts | None = None
+        self._split: Any = None
 
     def _load(self) -> Any:
         if self._encoding is None:
@@ -128,7 +139,12 @@ class TiktokenCounter:
                 )
             encoding = tiktoken.get_encoding(self.encoding_name)
             encode_piece = getattr(encoding, "_encode_single_piece", None)
-            if getattr(encoding, "_pat_str", None) == CL100K_PATTERN and encode_piece:
+            if (
+                _ASCII_PIECES is not None
+                and getattr(encoding, "_pat_str", None) == CL100K_PATTERN
+                and encode_piece
+            ):
+                self._split = _ASCII_PIECES.findall
                 self._pieces = _PieceCounts(encode_piece)
             self._encoding = encoding
         return self._encoding
@@ -136,7 +152,7 @@ class TiktokenCounter:
     def count(self, text: str) -> int:
         encoding = self._load()
         if self._pieces is not None and text.isascii():
-            return sum(map(self._pieces.__getitem__, _ASCII_PIECES.findall(text)))
+            return sum(map(self._pieces.__getitem__, self._split(text)))
         # encode_ordinary: memory text such as "<|endoftext|>" is text, not a
         # special token, and must not raise.
         return len(encoding.encode_ordinary(text))
