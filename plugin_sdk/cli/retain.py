@@ -67,25 +67,21 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
         click.get_current_context().exit(1)
 
 
-#: Standard input (or a pipe named as FILE) is read to its end before the
-#: store is opened, so a slow producer never holds the write lock; up to this
-#: much stays in memory, the rest goes to a temporary file.
-SPOOL_BYTES = 8 * 2**20
-
-
 @contextmanager
 def _lines_of(file: str) -> Iterator[IO[str]]:
     """FILE's text (``-``: standard input), read a line at a time, as ``observe`` always read it.
 
-    A regular file is read with universal newlines (``\r\n`` and ``\r`` end
-    a line too), standard input as Python reads it (``\n`` ends a line).
-    Anything that is not a regular file is first copied whole to a spool.
+    A regular file is read with universal newlines (``\\r\\n`` and ``\\r`` end
+    a line too), standard input as Python reads it (``\\n`` ends a line).
+    Anything that is not a regular file (standard input, a pipe) is first
+    copied to its end into a temporary file, before the store is opened: a
+    slow producer never holds the store's write lock.
     """
     if file != "-" and os.path.isfile(file):
         with open(file, encoding="utf-8") as handle:
             yield handle
         return
-    with tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES) as spool:
+    with tempfile.TemporaryFile() as spool:
         if file == "-":
             shutil.copyfileobj(sys.stdin.buffer, spool)
             encoding, errors, newline = sys.stdin.encoding, sys.stdin.errors, "\n"
@@ -94,7 +90,7 @@ def _lines_of(file: str) -> Iterator[IO[str]]:
                 shutil.copyfileobj(source, spool)
             encoding, errors, newline = "utf-8", "strict", None
         spool.seek(0)
-        text = io.TextIOWrapper(spool, encoding=encoding, errors=errors, newline=newline)  # type: ignore[type-var]
+        text = io.TextIOWrapper(spool, encoding=encoding, errors=errors, newline=newline)
         try:
             yield text
         finally:

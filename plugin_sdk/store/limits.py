@@ -148,7 +148,7 @@ def jsonl_lines(text: str) -> list[str]:
 
 
 def jsonl_stream(handle: IO[str]) -> Iterator[str]:
-    """The lines of a text file without their ``\n``, read as they come.
+    r"""The lines of a text file without their ``\n``, read as they come.
 
     As :func:`jsonl_lines` splits them when ``handle`` was opened with
     ``newline="\n"`` (only ``\n`` ends a line); with universal newlines,
