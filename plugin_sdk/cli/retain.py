@@ -71,8 +71,9 @@ def observe(file: str, db: str | None, project: str | None, as_json: bool) -> No
 def _lines_of(file: str) -> Iterator[IO[str]]:
     """FILE's text (``-``: standard input), read a line at a time, as ``observe`` always read it.
 
-    A regular file is read with universal newlines (``\\r\\n`` and ``\\r`` end
-    a line too), standard input as Python reads it (``\\n`` ends a line).
+    A regular file is read with universal newlines (a carriage return, alone
+    or before a line feed, ends a line too), standard input as Python reads
+    it (only a line feed ends a line).
     Anything that is not a regular file (standard input, a pipe) is first
     copied to its end into a temporary file, before the store is opened: a
     slow producer never holds the store's write lock.
