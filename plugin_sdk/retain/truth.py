@@ -26,6 +26,7 @@ writes them in the batch's own transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -95,61 +96,86 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
     """Regenerate several entities' truths: (entity id, impact) pairs; the new versions.
 
     Every text is written (the model asked) first, outside any transaction;
-    then one transaction stores the versions and resets the impacts.
+    then one transaction stores the versions and resets the impacts. The
+    digests are read for all the entities at once (:func:`digests`), and the
+    versions written with a statement per table where one does.
     """
-    texts = []
+    found = _entities(store, [entity_id for entity_id, _ in entities])
+    texts = digests(store, list(found.values()))
     ask = store.plugins.hook.model_complete
     asking = bool(ask.get_hookimpls())
+    written: list[tuple[Entity, float, str, str]] = []
     for entity_id, impact in entities:
-        entity = _entity(store, entity_id)
-        text = digest(store, entity)
+        entity = found.get(entity_id)
+        if entity is None:
+            raise NotFound(f"no entity with id {entity_id}")
+        text = texts[entity_id]
         reply = (
             ask(prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}]))
             if asking
             else None
         )
         if isinstance(reply, str) and reply.strip():
-            texts.append((entity, impact, reply.strip(), "model"))
+            written.append((entity, impact, reply.strip(), "model"))
         else:
-            texts.append((entity, impact, text, "digest"))
+            written.append((entity, impact, text, "digest"))
     now = store.now()
-    new_ids = []
+    new: list[CompiledTruth] = []
+    conn = store.db.conn
     with store.atomic():
-        for entity, impact, markdown, written_by in texts:
-            store.db.conn.execute(
-                "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? "
-                "WHERE entity_id = ?",
-                [now, entity.id],
-            )
-            row = store.db.conn.execute(
-                "SELECT truth_id FROM entities WHERE id = ?", [entity.id]
-            ).fetchone()
-            latest = _by_id(store, row[0]) if row and row[0] is not None else None
-            if latest is not None and latest.markdown == markdown:
+        conn.executemany(
+            "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? "
+            "WHERE entity_id = ?",
+            [(now, entity.id) for entity, *_ in written],
+        )
+        latest = _latest(store, [entity.id for entity, *_ in written])
+        superseded: list[tuple[int, int]] = []
+        pointed: list[tuple[int, int]] = []
+        for entity, impact, markdown, written_by in written:
+            previous = latest.get(entity.id)
+            if previous is not None and previous[2] == markdown:
                 continue
-            cursor = store.db.conn.execute(
+            version = previous[1] + 1 if previous else 1
+            cursor = conn.execute(
                 """INSERT INTO compiled_truths (project, entity_id, version, markdown, written_by,
                        impact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [
-                    entity.project,
-                    entity.id,
-                    latest.version + 1 if latest else 1,
-                    markdown,
-                    written_by,
-                    impact,
-                    now,
-                ],
+                [entity.project, entity.id, version, markdown, written_by, impact, now],
             )
             new_id = int(cursor.lastrowid or 0)
-            if latest is not None:
-                store.db.conn.execute(
-                    "UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", [new_id, latest.id]
+            if previous is not None:
+                superseded.append((new_id, previous[0]))
+            pointed.append((new_id, entity.id))
+            latest[entity.id] = (new_id, version, markdown)
+            new.append(
+                CompiledTruth(
+                    id=new_id,
+                    entity_id=entity.id,
+                    entity=entity.name,
+                    version=version,
+                    markdown=markdown,
+                    written_by=written_by,
+                    impact=impact,
+                    created_at=now,
+                    superseded_by=None,
                 )
-            store.db.conn.execute(
-                "UPDATE entities SET truth_id = ? WHERE id = ?", [new_id, entity.id]
             )
-            new_ids.append(new_id)
-    return [_by_id(store, truth_id) for truth_id in new_ids]
+        conn.executemany("UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", superseded)
+        conn.executemany("UPDATE entities SET truth_id = ? WHERE id = ?", pointed)
+    return new
+
+
+def _latest(store: Store, entity_ids: list[int]) -> dict[int, tuple[int, int, str]]:
+    """entity id -> (id, version, markdown) of its current truth, for those that have one."""
+    found: dict[int, tuple[int, int, str]] = {}
+    for chunk in _chunks(sorted(set(entity_ids))):
+        for entity_id, truth_id, version, markdown in store.db.conn.execute(
+            f"""SELECT e.id, t.id, t.version, t.markdown FROM entities e
+                JOIN compiled_truths t ON t.id = e.truth_id
+                WHERE e.id IN ({_marks(chunk)})""",
+            chunk,
+        ):
+            found[int(entity_id)] = (int(truth_id), int(version), markdown)
+    return found
 
 
 def add_impact(store: Store, entity: Entity, impact: float) -> None:
@@ -183,121 +209,171 @@ def pending_impact(store: Store, key: int | str) -> float:
 
 # The digest
 
+CHUNK = 500  # entity ids per IN (...) list
+
 
 def digest(store: Store, entity: Entity) -> str:
     """The deterministic markdown digest of an entity (see the module docstring)."""
-    lines = [f"# {entity.name}", ""]
-    tag = entity.emotional_tag or "none"
-    lines.append(
-        f"- {entity.memory_type}.{entity.referent}, {entity.status}"
-        + (", pinned" if entity.pinned else f", half-life {entity.half_life_days:g} days")
-        + f", emotional tag {tag}"
-    )
-    lines += _facts(store, entity)
-    lines += _conflicts(store, entity)
-    lines += _relations(store, entity)
-    lines += _observations(store, entity)
-    return "\n".join(lines).rstrip() + "\n"
+    return digests(store, [entity])[entity.id]
 
 
-def _facts(store: Store, entity: Entity) -> list[str]:
-    rows = list(
-        _rows(
-            store,
-            """SELECT predicate, object_norm, min(object) AS object, count(*) AS n,
-                      max(at) AS latest, group_concat(observation_id, ', ') AS sources
-               FROM (SELECT * FROM facts WHERE entity_id = ? AND status = 'active'
-                     ORDER BY at, id)
-               GROUP BY predicate, object_norm ORDER BY predicate, latest DESC, object_norm""",
-            [entity.id],
-        )
-    )
-    if not rows:
-        return []
-    values: dict[str, int] = {}
-    for row in rows:
-        values[row["predicate"]] = values.get(row["predicate"], 0) + 1
-    lines = ["", "## Facts", ""]
-    for row in rows:
-        mark = " (conflicting values)" if values[row["predicate"]] > 1 else ""
-        times = "observation" if row["n"] == 1 else "observations"
+def digests(store: Store, entities: list[Entity]) -> dict[int, str]:
+    """The digest of each entity, by id; each part read for all of them at once."""
+    ids = sorted({entity.id for entity in entities})
+    facts = _facts(store, ids)
+    conflicts = _conflicts(store, ids)
+    relations = _relations(store, entities)
+    texts = {}
+    for entity in entities:
+        lines = [f"# {entity.name}", ""]
+        tag = entity.emotional_tag or "none"
         lines.append(
-            f"- **{row['predicate']}**: {row['object']}{mark}; {row['n']} {times}, "
-            f"latest {row['latest']} ({row['sources']})"
+            f"- {entity.memory_type}.{entity.referent}, {entity.status}"
+            + (", pinned" if entity.pinned else f", half-life {entity.half_life_days:g} days")
+            + f", emotional tag {tag}"
         )
-    return lines
+        lines += facts.get(entity.id, [])
+        lines += conflicts.get(entity.id, [])
+        lines += relations.get(entity.id, [])
+        lines += _observations(store, entity)
+        texts[entity.id] = "\n".join(lines).rstrip() + "\n"
+    return texts
 
 
-def _conflicts(store: Store, entity: Entity) -> list[str]:
-    rows = list(
-        _rows(
-            store,
-            """SELECT c.id, c.predicate, a.object AS new, a.observation_id AS new_source,
-                      a.status AS new_status, b.object AS old, b.observation_id AS old_source
-               FROM conflicts c JOIN facts a ON a.id = c.fact_id JOIN facts b ON b.id = c.other_fact_id
-               WHERE c.entity_id = ? AND c.status = 'open' ORDER BY c.id""",
-            [entity.id],
-        )
-    )
-    if not rows:
-        return []
-    lines = ["", "## Open conflicts", ""]
-    for row in rows:
-        held = " (held for review)" if row["new_status"] == "held" else ""
-        lines.append(
-            f"- conflict {row['id']}, {row['predicate']}: {row['old']!r} ({row['old_source']}) "
-            f"vs {row['new']!r} ({row['new_source']}){held}"
-        )
-    return lines
+def _facts(store: Store, ids: list[int]) -> dict[int, list[str]]:
+    """Active facts grouped by predicate and normalized value, per entity."""
+    # entity -> (predicate, value) -> [first object, count, latest, sources], in (at, id) order
+    groups: dict[int, dict[tuple[str, str], list[Any]]] = {}
+    for chunk in _chunks(ids):
+        for entity_id, predicate, value, obj, at, source in store.db.conn.execute(
+            f"""SELECT entity_id, predicate, object_norm, object, at, observation_id FROM facts
+                WHERE entity_id IN ({_marks(chunk)}) AND status = 'active'
+                ORDER BY entity_id, at, id""",
+            chunk,
+        ):
+            group = groups.setdefault(entity_id, {}).get((predicate, value))
+            if group is None:
+                groups[entity_id][(predicate, value)] = [obj, 1, at, [source]]
+                continue
+            group[0] = min(group[0], obj)
+            group[1] += 1
+            group[2] = max(group[2], at)
+            group[3].append(source)
+    found = {}
+    for entity_id, by_value in groups.items():
+        rows = sorted(by_value.items(), key=lambda item: item[0][1])  # value
+        rows.sort(key=lambda item: item[1][2], reverse=True)  # latest first
+        rows.sort(key=lambda item: item[0][0])  # predicate
+        values: dict[str, int] = {}
+        for (predicate, _), _group in rows:
+            values[predicate] = values.get(predicate, 0) + 1
+        lines = ["", "## Facts", ""]
+        for (predicate, _), (obj, n, latest, sources) in rows:
+            mark = " (conflicting values)" if values[predicate] > 1 else ""
+            times = "observation" if n == 1 else "observations"
+            lines.append(
+                f"- **{predicate}**: {obj}{mark}; {n} {times}, "
+                f"latest {latest} ({', '.join(sources)})"
+            )
+        found[entity_id] = lines
+    return found
 
 
-def _relations(store: Store, entity: Entity) -> list[str]:
-    rows = list(
-        _rows(
-            store,
-            """SELECT r.type, 'out' AS direction, e.name AS other, r.evidence_count
-               FROM relations r JOIN entities e ON e.id = r.target_id
-               WHERE r.project = ? AND r.source_id = ?
-               UNION ALL
-               SELECT r.type, 'in', e.name, r.evidence_count
-               FROM relations r JOIN entities e ON e.id = r.source_id WHERE r.target_id = ?
-               ORDER BY 1, 2 DESC, 3""",
-            [entity.project, entity.id, entity.id],
-        )
-    )
-    if not rows:
-        return []
-    lines = ["", "## Relations", ""]
-    for row in rows:
-        arrow = "->" if row["direction"] == "out" else "<-"
-        lines.append(f"- {row['type']} {arrow} {row['other']} (evidence {row['evidence_count']})")
-    return lines
+def _conflicts(store: Store, ids: list[int]) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    for chunk in _chunks(ids):
+        for (
+            entity_id,
+            ident,
+            predicate,
+            new,
+            new_source,
+            new_status,
+            old,
+            old_source,
+        ) in store.db.conn.execute(
+            f"""SELECT c.entity_id, c.id, c.predicate, a.object, a.observation_id, a.status,
+                           b.object, b.observation_id
+                    FROM conflicts c JOIN facts a ON a.id = c.fact_id
+                    JOIN facts b ON b.id = c.other_fact_id
+                    WHERE c.entity_id IN ({_marks(chunk)}) AND c.status = 'open'
+                    ORDER BY c.entity_id, c.id""",
+            chunk,
+        ):
+            lines = found.setdefault(entity_id, ["", "## Open conflicts", ""])
+            held = " (held for review)" if new_status == "held" else ""
+            lines.append(
+                f"- conflict {ident}, {predicate}: {old!r} ({old_source}) "
+                f"vs {new!r} ({new_source}){held}"
+            )
+    return found
+
+
+def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
+    """Relations out (in the entity's project) and in, per entity."""
+    rows: dict[int, list[tuple[str, str, str, int]]] = {}
+    by_project: dict[str, set[int]] = {}
+    for entity in entities:
+        by_project.setdefault(entity.project, set()).add(entity.id)
+    conn = store.db.conn
+    for project, ids in by_project.items():
+        for chunk in _chunks(sorted(ids)):
+            for entity_id, type_, other, evidence in conn.execute(
+                f"""SELECT r.source_id, r.type, e.name, r.evidence_count
+                    FROM relations r JOIN entities e ON e.id = r.target_id
+                    WHERE r.project = ? AND r.source_id IN ({_marks(chunk)})""",
+                [project, *chunk],
+            ):
+                rows.setdefault(entity_id, []).append((type_, "out", other, evidence))
+    for chunk in _chunks(sorted({entity.id for entity in entities})):
+        for entity_id, type_, other, evidence in conn.execute(
+            f"""SELECT r.target_id, r.type, e.name, r.evidence_count
+                FROM relations r JOIN entities e ON e.id = r.source_id
+                WHERE r.target_id IN ({_marks(chunk)})""",
+            chunk,
+        ):
+            rows.setdefault(entity_id, []).append((type_, "in", other, evidence))
+    found = {}
+    for entity_id, edges in rows.items():
+        edges.sort(key=lambda edge: edge[2])  # the other's name
+        edges.sort(key=lambda edge: edge[1], reverse=True)  # out first
+        edges.sort(key=lambda edge: edge[0])  # type
+        lines = ["", "## Relations", ""]
+        for type_, direction, other, evidence in edges:
+            arrow = "->" if direction == "out" else "<-"
+            lines.append(f"- {type_} {arrow} {other} (evidence {evidence})")
+        found[entity_id] = lines
+    return found
 
 
 def _observations(store: Store, entity: Entity) -> list[str]:
-    rows = list(
-        _rows(
-            store,
-            """SELECT o.id, o.timestamp, o.category, o.topic,
-                      json_extract(o.document, '$.payload_typed.text') AS text
-               FROM entity_observations l JOIN observations o
-                    ON o.project = l.project AND o.id = l.observation_id
-               WHERE l.entity_id = ? AND l.held = 0
-               ORDER BY l.at DESC, l.observation_id DESC LIMIT ?""",
-            [entity.id, RECENT_OBSERVATIONS],
-        )
-    )
+    rows = store.db.conn.execute(
+        """SELECT o.id, o.timestamp, o.category, o.topic,
+                  json_extract(o.document, '$.payload_typed.text') AS text
+           FROM entity_observations l JOIN observations o
+                ON o.project = l.project AND o.id = l.observation_id
+           WHERE l.entity_id = ? AND l.held = 0
+           ORDER BY l.at DESC, l.observation_id DESC LIMIT ?""",
+        [entity.id, RECENT_OBSERVATIONS],
+    ).fetchall()
     if not rows:
         return []
     lines = ["", "## Latest observations", ""]
-    for row in rows:
-        text = " ".join(row["text"].split())
+    for ident, timestamp, category, topic, raw in rows:
+        text = " ".join(raw.split())
         if len(text) > EXCERPT:
             text = text[: EXCERPT - 1].rstrip() + "…"
-        lines.append(
-            f"- {row['timestamp']} {row['category']}, {row['topic']}: {text} ({row['id']})"
-        )
+        lines.append(f"- {timestamp} {category}, {topic}: {text} ({ident})")
     return lines
+
+
+def _marks(chunk: list[int]) -> str:
+    return ", ".join("?" * len(chunk))
+
+
+def _chunks(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), CHUNK):
+        yield ids[start : start + CHUNK]
 
 
 _SELECT = """SELECT t.id, t.entity_id, e.name AS entity, t.version, t.markdown, t.written_by,
@@ -319,9 +395,10 @@ def _by_id(store: Store, truth_id: int) -> CompiledTruth:
     return CompiledTruth(**rows[0])
 
 
-def _entity(store: Store, entity_id: int) -> Entity:
-    """An entity by id, straight from the connection (:class:`NotFound` if gone)."""
-    rows = _rows(store, "SELECT * FROM entities WHERE id = ?", [entity_id])
-    if not rows:
-        raise NotFound(f"no entity with id {entity_id}")
-    return EntityRecord(**{**rows[0], "pinned": bool(rows[0]["pinned"])})
+def _entities(store: Store, entity_ids: list[int]) -> dict[int, Entity]:
+    """Entities by id, straight from the connection (those that exist)."""
+    found = {}
+    for chunk in _chunks(sorted(set(entity_ids))):
+        for row in _rows(store, f"SELECT * FROM entities WHERE id IN ({_marks(chunk)})", chunk):
+            found[int(row["id"])] = EntityRecord(**{**row, "pinned": bool(row["pinned"])})
+    return found
