@@ -90,6 +90,48 @@ def stream(store: Store, n: int, seed: int) -> list[str]:
     return [json.dumps(d) for d in documents]
 
 
+def index_differences(store: Store) -> dict[str, int]:
+    """Rows the full-text index and ``toc_rank`` hold, or lack, against the memories.
+
+    The batched job indexes the memories it creates once per batch: the index
+    must end as the per-row triggers would have left it (every word of every
+    active memory once, nothing else; each ranking row as its view derives it).
+    """
+    conn = store.db.conn
+    conn.execute("DROP TABLE IF EXISTS temp.derived_fts")
+    conn.execute(
+        "CREATE VIRTUAL TABLE temp.derived_fts USING fts5(content, fts_scope, "
+        "tokenize='porter unicode61')"
+    )
+    conn.execute(
+        "INSERT INTO temp.derived_fts (rowid, content, fts_scope) "
+        "SELECT id, content, fts_scope FROM memories WHERE status = 'active'"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kept_words "
+        "USING fts5vocab(main, memories_fts, 'instance')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.derived_words "
+        "USING fts5vocab(temp, derived_fts, 'instance')"
+    )
+    toc = "SELECT * FROM toc_rank_source WHERE tier IS NOT NULL"
+    queries = {
+        "words missing": "SELECT * FROM temp.derived_words EXCEPT SELECT * FROM temp.kept_words",
+        "words extra": "SELECT * FROM temp.kept_words EXCEPT SELECT * FROM temp.derived_words",
+        "toc missing": f"{toc} EXCEPT SELECT * FROM toc_rank",
+        "toc extra": f"SELECT * FROM toc_rank EXCEPT {toc}",
+    }
+    found = {
+        name: conn.execute(f"SELECT count(*) FROM ({sql})").fetchone()[0]
+        for name, sql in queries.items()
+    }
+    (indexed,) = conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()
+    (active,) = conn.execute("SELECT count(*) FROM memories WHERE status = 'active'").fetchone()
+    found["documents"] = indexed - active
+    return {name: n for name, n in found.items() if n}
+
+
 def run(tmp_path: Path, label: str, *, batched: bool, n: int, seed: int) -> dict[str, Any]:
     store = Store(tmp_path / f"{label}.db", project="p")
     try:
@@ -97,6 +139,7 @@ def run(tmp_path: Path, label: str, *, batched: bool, n: int, seed: int) -> dict
         assert observe(store, stream(store, n, seed)).ok
         report = retain(store, batch_size=25, batched=batched)
         assert report.processed == n
+        assert index_differences(store) == {}
         return {"state": end_state(store), "report": report.to_dict()}
     finally:
         store.close()
@@ -160,6 +203,7 @@ def test_any_small_stream_ends_the_same_both_ways(
             assert report.processed == len(documents)
             failed = [ident for ident, _ in report.failed]
             assert failed == ([f"obs-{malformed}"] if malformed in range(len(documents)) else [])
+            assert index_differences(store) == {}
             states.append((end_state(store), {**report.to_dict(), "truths": None}))
         finally:
             store.close()
@@ -202,6 +246,7 @@ def both_ways(
         try:
             assert observe(store, jsonl(*documents)).ok
             report = retain(store, batched=batched, **options)
+            assert index_differences(store) == {}
             states.append((end_state(store), {**report.to_dict(), "truths": None}))
         finally:
             store.close()
@@ -358,3 +403,114 @@ def test_a_failed_batch_with_repeated_texts_runs_again_as_the_reference_does(
     fallback = run(tmp_path, "fallback", batched=True, n=150, seed=4)
     assert fallback["state"] == reference["state"]
     assert any(row[4] > 1 for row in reference["state"]["memories"]), "repeats were folded"
+
+
+BROKEN = [
+    obs("b-1", ["bird:heron:grey"], "Grey heron at the pond.", topic="nesting"),
+    obs(
+        "b-2",
+        ["bird:heron:grey", "site:marsh:north"],
+        "A broken record: its memory, links and cell are written, then it fails.",
+        category="FIELD_NOTES",
+        topic="weather",
+        facts=[("bird:heron:grey", "nest", "reedbed")],
+        relations=[("bird:heron:grey", "seen_at", "site:marsh:north")],
+    ),
+    # Its topic and category only the failed observation gave the heron: not known.
+    obs("b-3", ["bird:heron:grey"], "Heron standing in the rain.", topic="weather"),
+    # The failed observation's text again, another actor: a new memory, a new cell.
+    obs(
+        "b-4",
+        ["site:marsh:north"],
+        "A broken record: its memory, links and cell are written, then it fails.",
+    ),
+    obs("b-5", ["bird:heron:grey"], "Grey heron at the pond.", topic="nesting"),
+]
+
+
+def test_an_observation_failing_after_its_writes_leaves_none_of_them(
+    field_copy: Callable[[], Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its gathered links, cell and index rows go with it; the batch's others are written."""
+
+    def breaking(step: Callable[..., Any]) -> Callable[..., Any]:
+        def run(store: Store, observation: Any, *args: Any, **kwargs: Any) -> Any:
+            if "broken" in observation.text and observation.id == "b-2":
+                raise RuntimeError("step 6 broke")
+            return step(store, observation, *args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(job_module, "gather", breaking(job_module.gather))
+    monkeypatch.setattr(job_module, "reinforce", breaking(job_module.reinforce))
+    (ours, our_report), (theirs, their_report) = both_ways(field_copy, BROKEN, batch_size=10)
+    assert ours == theirs and our_report == their_report
+    assert [f["id"] for f in their_report["failed"]] == ["b-2"]
+    fits = {row[0]: row[2] for row in theirs["observations"]}
+    # The same known heron: a familiar topic (b-5) scores more than the one only the failed
+    # observation named (b-3).
+    assert fits["b-3"] < fits["b-5"]
+
+
+class CountingFit:
+    """A schema_fit that reads what the job writes (for one topic)."""
+
+    @hookimpl
+    def schema_fit(self, store: Store, observation: Any, entities: Any) -> float | None:
+        if observation.topic != "weather":
+            return None  # the built-in measure
+        (seen,) = store.db.conn.execute(
+            "SELECT count(*) FROM entity_observations WHERE topic = 'weather'"
+        ).fetchone()
+        return min(1.0, 0.4 + 0.2 * seen)
+
+
+class CountingHandler:
+    """A handler for some names that reads what the job writes."""
+
+    @hookimpl
+    def register_retain_handlers(self, register: Callable[[RetainHandler], None]) -> None:
+        def handle(context: Any) -> None:
+            default_handle(context)
+            conn = context.store.db.conn
+            counts = [
+                conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                for table in ("entity_observations", "memory_cells", "memories_fts_docsize")
+            ]
+            context.write_memory(
+                f"Seen with links, cells, indexed: {counts}.", category="FIELD_NOTES"
+            )
+
+        register(RetainHandler("counts", "site:*", handle))
+
+
+@pytest.mark.parametrize("fit", [False, True])
+def test_plugin_code_in_a_batch_reads_the_tables_as_the_reference_path_has_them(
+    tmp_path: Path, fit: bool
+) -> None:
+    documents = [
+        obs("p-1", ["bird:heron:grey"], "Grey heron at the pond."),
+        obs("p-2", ["bird:heron:grey"], "Heron in the rain.", topic="weather"),
+        obs("p-3", ["site:marsh:north"], "The north marsh, flooded."),
+        obs("p-4", ["bird:raptor:kestrel"], "Kestrel hovering.", topic="weather"),
+        obs("p-5", ["bird:heron:grey", "site:marsh:north"], "Heron at the marsh again."),
+        obs("p-6", ["bird:heron:grey"], "Grey heron at the pond."),
+        obs("p-7", ["site:marsh:north", "bird:heron:grey"], "The marsh drained, heron gone."),
+    ]
+    states = []
+    for batched in (True, False):
+        plugins = [("handler", CountingHandler())] + ([("fit", CountingFit())] if fit else [])
+        store = open_field_store(tmp_path / f"{batched}.db", *plugins)
+        try:
+            assert observe(store, jsonl(*documents)).ok
+            report = retain(store, batched=batched)
+            assert report.failed == []
+            assert index_differences(store) == {}
+            states.append((end_state(store), report.to_dict()))
+        finally:
+            store.close()
+    (ours, our_report), (theirs, their_report) = states
+    assert ours == theirs
+    assert {**our_report, "truths": None} == {**their_report, "truths": None}
+    notes = [row[1] for row in theirs["memories"] if row[1].startswith("Seen with")]
+    assert len(notes) == 2 and notes[0] != notes[1]

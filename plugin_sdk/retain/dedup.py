@@ -71,6 +71,9 @@ class Dedup:
         self._words: dict[str, tuple[str, ...]] = {}
         # entity id -> its window's rows, oldest first (the query's order reversed)
         self._windows: dict[int, list[tuple[int, str, int | None]]] = {}
+        # The last text the pass counted the tokens of, and the count (the memory's
+        # write need not count it again).
+        self.counted: tuple[str, int] | None = None
 
     def forget(self) -> None:
         """Drop the kept windows (they may no longer be what the store holds)."""
@@ -137,6 +140,7 @@ class Dedup:
             return None
         # Word sets this far apart in size cannot reach the overlap: skip their text.
         tokens = self.store.tokenizer.count(observation.text)
+        self.counted = (observation.text, tokens)
         low, high = tokens * NEAR_DUPLICATE, tokens / NEAR_DUPLICATE
         for memory_id, other_hash, other_tokens in rows:
             if other_tokens is not None and not low <= other_tokens <= high:

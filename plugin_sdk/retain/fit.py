@@ -51,9 +51,18 @@ WEIGHTS = {"actors": 0.20, "namespaces": 0.35, "topic": 0.25, "structure": 0.20}
 STATUS_SCORE = {"active": 1.0, "provisional": 0.5, "archived": 0.0}
 
 
-def measure(store: Store, observation: Observation, entities: Mapping[str, Entity | None]) -> float:
-    """The built-in schema_fit (see the module docstring)."""
-    return combine(components(store, observation, entities))
+def measure(
+    store: Store,
+    observation: Observation,
+    entities: Mapping[str, Entity | None],
+    topics: Topics | None = None,
+) -> float:
+    """The built-in schema_fit (see the module docstring).
+
+    ``topics``: the batched Retain Job's answers for the topic part, kept per
+    batch (:class:`Topics`); without it the store is asked each time.
+    """
+    return combine(components(store, observation, entities, topics))
 
 
 def combine(parts: Mapping[str, float | None]) -> float:
@@ -68,9 +77,13 @@ def combine(parts: Mapping[str, float | None]) -> float:
 
 
 def components(
-    store: Store, observation: Observation, entities: Mapping[str, Entity | None]
+    store: Store,
+    observation: Observation,
+    entities: Mapping[str, Entity | None],
+    topics: Topics | None = None,
 ) -> dict[str, float | None]:
     """Each part's value (``None`` for a part that does not apply)."""
+    topics = topics or Topics(store)
     actors = [entities.get(name) for name in observation.actors]
     policy = grid(store)
     parts: dict[str, float | None] = {
@@ -78,7 +91,12 @@ def components(
         "namespaces": _mean(
             [1.0 if policy.rule_for(name) is not None else 0.0 for name in observation.actors]
         ),
-        "topic": _mean([_topic(store, e, observation) if e else 0.0 for e in actors]),
+        "topic": _mean(
+            [
+                topics.score(e.id, observation.topic, observation.category) if e else 0.0
+                for e in actors
+            ]
+        ),
     }
     scores = [
         _fact(store, entities.get(fact.subject), fact.predicate) for fact in observation.facts
@@ -95,19 +113,44 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def _topic(store: Store, entity: Entity, observation: Observation) -> float:
-    db = store.db.conn
-    if db.execute(
-        "SELECT 1 FROM entity_observations WHERE entity_id = ? AND topic = ? AND held = 0 LIMIT 1",
-        [entity.id, observation.topic],
-    ).fetchone():
-        return 1.0
-    if db.execute(
-        "SELECT 1 FROM entity_observations WHERE entity_id = ? AND category = ? AND held = 0 LIMIT 1",
-        [entity.id, observation.category],
-    ).fetchone():
-        return 0.5
-    return 0.0
+class Topics:
+    """The topic part's lookups: has an entity a retained observation on this topic, category?
+
+    Kept for as long as the object lives: the batched Retain Job keeps one per
+    batch and tells it about the links the batch adds (:meth:`add`), which it
+    writes at the batch's end; a fresh one (the default) asks the store.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._known: dict[tuple[int, str, str], bool] = {}
+
+    def score(self, entity_id: int, topic: str, category: str) -> float:
+        """1 for a known topic, 0.5 for a known category only, else 0."""
+        if self._has(entity_id, "topic", topic):
+            return 1.0
+        if self._has(entity_id, "category", category):
+            return 0.5
+        return 0.0
+
+    def add(self, entity_id: int, topic: str, category: str) -> None:
+        """A retained (not held) observation on ``topic`` in ``category`` names the entity."""
+        self._known[(entity_id, "topic", topic)] = True
+        self._known[(entity_id, "category", category)] = True
+
+    def _has(self, entity_id: int, column: str, value: str) -> bool:
+        key = (entity_id, column, value)
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = (
+                self.store.db.conn.execute(
+                    f"""SELECT 1 FROM entity_observations
+                        WHERE entity_id = ? AND {column} = ? AND held = 0 LIMIT 1""",
+                    [entity_id, value],
+                ).fetchone()
+                is not None
+            )
+        return found
 
 
 def _fact(store: Store, subject: Entity | None, predicate: str) -> float:

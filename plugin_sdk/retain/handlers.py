@@ -38,10 +38,12 @@ from plugin_sdk.grid.policy import Grid, grid, matches
 from plugin_sdk.plugin.records import ObservedRelation, RetainHandler
 from plugin_sdk.store.models import WriteResult, split_cell
 from plugin_sdk.store.normalize import normalized_hash
+from plugin_sdk.store.writing import paused
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.plugin.records import Observation
+    from plugin_sdk.retain.deferred import Deferred
     from plugin_sdk.store.connection import Store
 
 
@@ -117,6 +119,10 @@ class RetainContext:
     grid: Grid | None = None
     lean: bool = False  # the batched job: write relations straight, not through the helpers
     kinds: Mapping[str, str] | None = None  # the batched job: read once per batch
+    # The batched job with the default handler: the memory inserted with the insert
+    # triggers paused and indexed, and its cell written, at the batch's end (deferred.py).
+    batch_rows: Deferred | None = None
+    counted: tuple[str, int] | None = None  # a text the job has counted the tokens of
     memory_id: int | None = None
     memory_created: bool = False
     half_life_days: float | None = None
@@ -153,7 +159,15 @@ class RetainContext:
             result = self._write(text, category, importance)
             memory_id = result.id
             self.memory_created = result.created
-            if result.created and self.held:
+            if self.batch_rows is not None:  # inserted with its final status
+                if result.created and not self.held:
+                    self.batch_rows.fed(memory_id)
+                elif not result.created and result.status == "pending" and not self.held:
+                    store.db.conn.execute(
+                        "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
+                        [now, memory_id],
+                    )
+            elif result.created and self.held:
                 store.db.conn.execute(
                     "UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id]
                 )
@@ -186,14 +200,27 @@ class RetainContext:
         # The batched job: what ``memories.write`` does, inside the observation's own
         # savepoint already (``store.savepoint``: should the observation fail, the
         # ``memory_written`` event goes with its writes).
-        result = self.store.memories.write_here(
-            self.kinds,
-            text,
-            category,
-            importance=importance,
-            source=source,
-            occurred_at=o.timestamp,
-        )
+        if self.batch_rows is not None:
+            result = paused.upsert(
+                self.store,
+                self.kinds,
+                text,
+                category,
+                status="pending" if self.held else "active",
+                importance=importance,
+                source=source,
+                occurred_at=o.timestamp,
+                token_count=self.counted[1] if self.counted and self.counted[0] == text else None,
+            )
+        else:
+            result = self.store.memories.write_here(
+                self.kinds,
+                text,
+                category,
+                importance=importance,
+                source=source,
+                occurred_at=o.timestamp,
+            )
         self.store.memories.announce([result])
         return result
 
@@ -238,14 +265,18 @@ class RetainContext:
 
     def _place(self, memory_id: int, text: str, category: str, *, placed: bool = True) -> None:
         store = self.store
-        row = (  # a memory created just now has no cell yet
-            store.db.conn.execute(
-                "SELECT memory_type, referent, half_life_days FROM memory_cells WHERE memory_id = ?",
-                [memory_id],
-            ).fetchone()
-            if placed
-            else None
-        )
+        row: tuple[Any, ...] | None = None
+        if placed:  # a memory created just now has no cell yet
+            staged = self.batch_rows.cell(memory_id) if self.batch_rows is not None else None
+            row = (
+                (staged[1], staged[2], staged[5])
+                if staged is not None
+                else store.db.conn.execute(
+                    """SELECT memory_type, referent, half_life_days FROM memory_cells
+                       WHERE memory_id = ?""",
+                    [memory_id],
+                ).fetchone()
+            )
         policy = self.grid or grid(store)
         if row is not None:
             cell = f"{row[0]}.{row[1]}"
@@ -257,18 +288,22 @@ class RetainContext:
         split_cell(decision.cell)
         base = policy.cells[decision.cell].half_life_days
         own = None if self.half_life_factor == 1.0 else base * self.half_life_factor
-        store.db.conn.execute(
-            """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
-                   half_life_days) VALUES (?, ?, ?, ?, ?, ?)""",
-            [
-                memory_id,
-                decision.memory_type,
-                decision.referent,
-                decision.act,
-                f"{decision.signal} (retain)",
-                own,
-            ],
+        values = (
+            memory_id,
+            decision.memory_type,
+            decision.referent,
+            decision.act,
+            f"{decision.signal} (retain)",
+            own,
         )
+        if self.batch_rows is not None:
+            self.batch_rows.place(values)
+        else:
+            store.db.conn.execute(
+                """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
+                       half_life_days) VALUES (?, ?, ?, ?, ?, ?)""",
+                values,
+            )
         self.half_life_days = own or base
 
     def deferred_json(self) -> str | None:

@@ -57,12 +57,20 @@ from plugin_sdk.grid.policy import grid, pinned
 from plugin_sdk.redact import redact
 from plugin_sdk.retain import routing
 from plugin_sdk.retain.dedup import Dedup
+from plugin_sdk.retain.deferred import Deferred
 from plugin_sdk.retain.facts import record_facts
-from plugin_sdk.retain.fit import measure
+from plugin_sdk.retain.fit import Topics, measure
 from plugin_sdk.retain.handlers import DEFAULT, RetainContext, dispatch, registered_handlers
 from plugin_sdk.retain.observations import from_document
 from plugin_sdk.retain.resolve import Resolver
-from plugin_sdk.retain.strengthen import Gathered, flush, gather, link_observation, reinforce
+from plugin_sdk.retain.strengthen import (
+    Gathered,
+    flush,
+    gather,
+    link_observation,
+    observation_links,
+    reinforce,
+)
 from plugin_sdk.retain.truth import due, regenerate_many
 
 if TYPE_CHECKING:
@@ -71,6 +79,7 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 BATCH_SIZE = 200
+BUILTIN_FIT = "plugin_sdk_plugins.schema_fit"  # the plugin that answers schema_fit with measure()
 # While a run lasts, its connection keeps more pages in memory and checkpoints the WAL
 # less often (a batch dirties more pages than SQLite's defaults, 2 MiB of cache and a
 # checkpoint every 1,000 pages, hold); both are put back when the run ends.
@@ -181,6 +190,7 @@ class _Batch:
     """What the batched path keeps while it runs one batch."""
 
     kinds: dict[str, str]  # the active categories' kinds, read once per batch
+    rows: Deferred  # links, cells and new memories' index rows, written at the batch's end
     gathered: Gathered = attrs.field(factory=Gathered)
     outcomes: list[tuple[Any, ...]] = attrs.field(factory=list)
     pending: Gathered | None = None  # the current observation's, added when it commits
@@ -215,6 +225,12 @@ class RetainJob:
         # No model to ask: the batch's truths are digests, written in its own transaction
         # (one commit per batch instead of two). With a model, after the batch commits.
         self.truths_in_batch = batched and not store.plugins.hook.model_complete.get_hookimpls()
+        # Only the built-in schema_fit answers: the batched job asks it directly, with the
+        # batch's topic answers (a plugin's may read any table: see _owned).
+        self.builtin_fit = all(
+            impl.function.__module__ == BUILTIN_FIT
+            for impl in store.plugins.hook.schema_fit.get_hookimpls()
+        )
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
@@ -275,11 +291,14 @@ class RetainJob:
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
         conn = self.store.db.conn
-        batch = self._batch = _Batch(kinds=self.store.memories.active_kinds())
+        batch = self._batch = _Batch(
+            kinds=self.store.memories.active_kinds(), rows=Deferred(self.store)
+        )
         try:
             with pinned(self.store, self.grid):
                 for ident, item in parsed:
                     self._one(ident, item, report, self._savepoint)
+            batch.rows.write()
             flush(self.store, batch.gathered)
             conn.executemany(_OUTCOME, batch.outcomes)
         finally:
@@ -297,6 +316,12 @@ class RetainJob:
             observation = (
                 from_document(json.loads(document)) if isinstance(document, str) else document
             )
+            if batch is not None:  # outside the observation's savepoint
+                if self._owned(observation):
+                    batch.rows.pause()
+                else:  # a plugin's code runs: the tables as the reference path has them
+                    batch.rows.write()
+                    batch.rows.topics = Topics(self.store)
             with savepoint():
                 self.process(observation, report)
         except Exception as error:  # one observation's failure must not stop the rest
@@ -308,10 +333,12 @@ class RetainJob:
             )
             report.failed.append((ident, message))
             if batch is not None:
+                batch.rows.drop()
                 self.resolver.forget()  # what it created or changed was rolled back
                 self.dedup.forget()
         else:
             if batch is not None:
+                batch.rows.commit()
                 if batch.pending is not None:
                     batch.gathered.add(batch.pending)
                 if batch.outcome is not None:
@@ -320,6 +347,16 @@ class RetainJob:
             if batch is not None:
                 batch.pending = batch.outcome = None
         report.processed += 1
+
+    def _owned(self, observation: Observation) -> bool:
+        """Whether only the job's own code handles the observation (no plugin's code runs).
+
+        Then its links, cell and index rows may wait for the batch's end (``deferred.py``).
+        """
+        return (
+            self.builtin_fit
+            and dispatch(self.handlers, observation.category, observation.target) is DEFAULT
+        )
 
     def _savepoint(self) -> AbstractContextManager[None]:
         # Three plain statements (not a nested atomic()); a failed observation's
@@ -336,7 +373,8 @@ class RetainJob:
         names = observation.names()
         find = self.resolver.find if batch is not None else self._find
         known = {name: find(name) for name in names}  # 1. resolve
-        fit = self.fit(observation, known)  # 3. schema_fit
+        rows = batch.rows if batch is not None and batch.rows.paused else None
+        fit = self.fit(observation, known, rows.topics if rows is not None else None)  # 3.
         route = self.policy.route(fit)
         factor = self.policy.factor(route)
         held = route == "dark"
@@ -369,6 +407,8 @@ class RetainJob:
             grid=self.grid,
             lean=batch is not None,
             kinds=batch.kinds if batch is not None else None,
+            batch_rows=rows,
+            counted=self.dedup.counted,
         )
         handler = dispatch(self.handlers, observation.category, observation.target)
         handler.handle(context)  # 5. memory and relations
@@ -382,7 +422,10 @@ class RetainJob:
                 [entities[name].id for name in observation.actors]
                 + [entities[fact.subject].id for fact in observation.facts],
             )
-        link_observation(store, observation, entities, created, held)
+        if rows is not None:
+            rows.link(observation_links(observation, entities, created, held))
+        else:
+            link_observation(store, observation, entities, created, held)
         if not held:  # 6.
             if batch is None:
                 reinforce(store, observation, entities, new_conflicts, self.grid)
@@ -412,13 +455,25 @@ class RetainJob:
         report.entities_created += len(created)
         report.duplicates += int(context.memory_id is not None and not context.memory_created)
 
-    def fit(self, observation: Observation, known: Mapping[str, Entity | None]) -> float:
-        """schema_fit from the hook, checked to be a number in 0..1."""
-        value = self.store.plugins.hook.schema_fit(
-            store=self.store, observation=observation, entities=known
+    def fit(
+        self,
+        observation: Observation,
+        known: Mapping[str, Entity | None],
+        topics: Topics | None = None,
+    ) -> float:
+        """schema_fit from the hook, checked to be a number in 0..1.
+
+        ``topics``: the batch's topic answers; the built-in measure is then asked directly.
+        """
+        value = (
+            self.store.plugins.hook.schema_fit(
+                store=self.store, observation=observation, entities=known
+            )
+            if topics is None
+            else None
         )
         if value is None:
-            value = measure(self.store, observation, known)
+            value = measure(self.store, observation, known, topics)
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))

@@ -16,7 +16,7 @@ observation's sentiment (:func:`impacts`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -53,25 +53,32 @@ def link_observation(
     held: bool,
 ) -> None:
     """Record which entities the observation is about (and which it created)."""
+    store.db.conn.executemany(LINK, observation_links(observation, entities, created, held))
+
+
+LINK = """INSERT OR IGNORE INTO entity_observations (entity_id, project, observation_id, role,
+              category, topic, at, created, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def observation_links(
+    observation: Observation, entities: Mapping[str, Entity], created: set[str], held: bool
+) -> list[tuple[Any, ...]]:
+    """The rows :func:`link_observation` writes (:data:`LINK`'s parameters)."""
     actors = set(observation.actors)
-    store.db.conn.executemany(
-        """INSERT OR IGNORE INTO entity_observations (entity_id, project, observation_id, role,
-               category, topic, at, created, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        [
-            (
-                entity.id,
-                entity.project,
-                observation.id,
-                "actor" if name in actors else "subject",
-                observation.category,
-                observation.topic,
-                observation.timestamp,
-                int(name in created),
-                int(held),
-            )
-            for name, entity in entities.items()
-        ],
-    )
+    return [
+        (
+            entity.id,
+            entity.project,
+            observation.id,
+            "actor" if name in actors else "subject",
+            observation.category,
+            observation.topic,
+            observation.timestamp,
+            int(name in created),
+            int(held),
+        )
+        for name, entity in entities.items()
+    ]
 
 
 def impacts(

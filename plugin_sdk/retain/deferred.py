@@ -1,0 +1,101 @@
+"""Rows the batched Retain Job writes once per batch instead of once per observation.
+
+Per observation the job gathers (:class:`Deferred`) its entity-observation
+links, its memory's grid cell and, for a memory it created ``active`` while
+the insert triggers were paused (``store/writing/paused.py``), the memory's
+id, to index. When the observation commits they join the batch's
+(:meth:`Deferred.commit`); when it fails they are dropped with it
+(:meth:`Deferred.drop`). :meth:`Deferred.write` stores the batch's: one
+``executemany`` per table, then the full-text and table-of-contents rows of
+the new memories, and lets the insert triggers run again.
+
+What the batch reads back before then is answered from here: schema_fit's
+topic part asks :class:`~plugin_sdk.retain.fit.Topics`, which this keeps up
+to date as links commit, and the default handler asks :meth:`Deferred.cell`
+for a memory's cell. Code the job does not own (a plugin's handler or
+``schema_fit``) may read any table: the job writes the batch's rows first
+(``job.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.retain.fit import Topics
+from plugin_sdk.retain.strengthen import LINK
+from plugin_sdk.store.writing import paused
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+_CELLS = """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
+               half_life_days) VALUES (?, ?, ?, ?, ?, ?)"""
+
+Row = tuple[Any, ...]
+
+
+class Deferred:
+    """One batch's deferred rows (see the module docstring)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.topics = Topics(store)
+        self.paused = False  # the insert triggers, in this batch
+        self._links: list[Row] = []
+        self._cells: dict[int, Row] = {}
+        self._fed: list[int] = []
+        self._staged_links: list[Row] = []
+        self._staged_cells: dict[int, Row] = {}
+        self._staged_fed: list[int] = []
+
+    def pause(self) -> None:
+        """Pause the insert triggers until :meth:`write` (no-op if they are)."""
+        if not self.paused:
+            paused.pause(self.store)
+            self.paused = True
+
+    def link(self, rows: list[Row]) -> None:
+        """The current observation's entity-observation links (``link_observation``'s rows)."""
+        self._staged_links += rows
+
+    def place(self, row: Row) -> None:
+        """The current observation's memory cell (``memory_cells``'s columns, memory id first)."""
+        self._staged_cells[row[0]] = row
+
+    def fed(self, memory_id: int) -> None:
+        """A memory the current observation inserted ``active`` while paused: index it later."""
+        self._staged_fed.append(memory_id)
+
+    def cell(self, memory_id: int) -> Row | None:
+        """A memory's cell row gathered in this batch, or ``None``."""
+        return self._staged_cells.get(memory_id) or self._cells.get(memory_id)
+
+    def commit(self) -> None:
+        """The current observation committed: its rows join the batch's."""
+        for row in self._staged_links:
+            if not row[8]:  # held links do not count as known patterns
+                self.topics.add(row[0], row[5], row[4])
+        self._links += self._staged_links
+        self._cells.update(self._staged_cells)
+        self._fed += self._staged_fed
+        self.drop()
+
+    def drop(self) -> None:
+        """The current observation failed: forget its rows."""
+        self._staged_links = []
+        self._staged_cells = {}
+        self._staged_fed = []
+
+    def write(self) -> None:
+        """Store the batch's rows, index its new memories, resume the insert triggers."""
+        conn = self.store.db.conn
+        if self._links:
+            conn.executemany(LINK, self._links)
+        if self._cells:
+            conn.executemany(_CELLS, list(self._cells.values()))
+        if self._fed:
+            paused.feed(self.store, self._fed)
+        if self.paused:
+            paused.resume(self.store)
+            self.paused = False
+        self._links, self._cells, self._fed = [], {}, []

@@ -1,0 +1,125 @@
+"""Memories written one at a time with the insert triggers paused, indexed once later.
+
+For a caller that writes many memories one by one inside one transaction and
+can say when the batch ends (the Retain Job: one memory per observation, each
+inside the observation's savepoint). ``write_many`` (``bulk.py``) feeds the
+full-text index and the table of contents' ranking rows (``toc_rank``) once
+per batch; this module lets such a caller do the same:
+
+1. :func:`pause` (a row in ``insert_triggers_paused``, migration ``m016``:
+   the two per-row insert triggers of ``memories`` then leave their work);
+2. :func:`upsert` each memory, with its **final status** (an update of the
+   status right after the insert would fire the update trigger, which deletes
+   a full-text row that is not there yet);
+3. :func:`feed` the ids :func:`upsert` created as ``active``, and
+   :func:`resume`, before anything else may write or change those memories
+   (another writer's insert would not be indexed while paused).
+
+Everything happens inside the caller's transaction: the paused row is never
+seen by another connection, and a rollback takes it back with the rows.
+The end state is that of ``Memories.write_here`` (then a status update for
+a memory meant to be ``pending``): the same row, full-text rows and ``toc_rank``
+rows. A repeat (the same key) is folded as every write is; the update
+triggers that fold fires are not paused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from plugin_sdk.store.models import WriteResult
+from plugin_sdk.store.normalize import normalized_hash
+from plugin_sdk.store.search.when import utc_iso
+from plugin_sdk.store.writing.bulk import _FEED_IDS, _json_ids
+from plugin_sdk.store.writing.checks import check_content, check_importance
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+STATUSES = ("active", "pending")
+
+_UPSERT = """
+INSERT INTO memories (
+    project, kind, category, content, normalized_hash, status, importance, scope,
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
+    occurred_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, 'project', 0, ?, NULL, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
+    seen_count = seen_count + 1,
+    last_seen_at = excluded.last_seen_at,
+    occurred_at = coalesce(occurred_at, excluded.occurred_at)
+RETURNING id, seen_count, status
+"""
+
+
+def pause(store: Store) -> None:
+    """Pause the insert triggers (inside the caller's transaction)."""
+    store.db.conn.execute("INSERT INTO insert_triggers_paused (id) VALUES (1)")
+
+
+def resume(store: Store) -> None:
+    """Let the insert triggers run again."""
+    store.db.conn.execute("DELETE FROM insert_triggers_paused")
+
+
+def upsert(
+    store: Store,
+    kinds: Mapping[str, str],
+    content: str,
+    category: str,
+    *,
+    status: str = "active",
+    importance: int = 50,
+    source: str = "",
+    occurred_at: str | datetime | None = None,
+    token_count: int | None = None,
+) -> WriteResult:
+    """``Memories.write_here`` for the store's project with ``status`` for a new row.
+
+    The caller has paused the insert triggers (:func:`pause`) and feeds the
+    new row (:func:`feed`) when it was created ``active``. ``token_count``,
+    when given, is the tokenizer's count of the stored (stripped) text.
+    """
+    if category not in kinds:
+        raise store.unknown_category(category)
+    if status not in STATUSES:
+        raise ValueError(f"a memory is written active or pending, not {status!r}")
+    text = check_content(content)
+    check_importance(importance)
+    project = store.project
+    digest = normalized_hash(text)
+    store.memories.refuse_forgotten(project, digest)
+    occurred = utc_iso(occurred_at)
+    now = store.now()
+    tokenizer = store.tokenizer
+    row = store.db.conn.execute(
+        _UPSERT,
+        [
+            project,
+            kinds[category],
+            category,
+            text,
+            digest,
+            status,
+            int(importance),
+            source,
+            tokenizer.count(text) if token_count is None else token_count,
+            tokenizer.name,
+            now,
+            now,
+            now,
+            occurred,
+        ],
+    ).fetchone()
+    return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+
+def feed(store: Store, ids: Iterable[int]) -> None:
+    """What the paused insert triggers would have done for these rows (once each)."""
+    ids_json = _json_ids(sorted(set(ids)))
+    if ids_json == "[]":
+        return
+    for sql in _FEED_IDS:
+        store.db.conn.execute(sql, [ids_json])
