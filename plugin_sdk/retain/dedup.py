@@ -49,6 +49,20 @@ _WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_
              ORDER BY l.memory_id DESC LIMIT ?"""
 
 
+Entry = tuple[int, str, int | None]  # a window's row: memory id, normalized hash, tokens
+
+
+def _add(window: list[Entry], row: Entry) -> None:
+    """Put a newly linked memory in a window (oldest first), as the window query would."""
+    if any(kept[0] == row[0] for kept in window):
+        return
+    if len(window) >= DEDUP_WINDOW:
+        if row[0] < window[0][0]:
+            return  # older than the whole window: not in it
+        del window[0]
+    insort(window, row)
+
+
 def words(text: str) -> frozenset[str]:
     """The word set the near-duplicate test compares (of the normalized text)."""
     return frozenset(map(sys.intern, _WORD.findall(normalize(text))))
@@ -70,7 +84,11 @@ class Dedup:
         self.remember = remember
         self._words: dict[str, tuple[str, ...]] = {}
         # entity id -> its window's rows, oldest first (the query's order reversed)
-        self._windows: dict[int, list[tuple[int, str, int | None]]] = {}
+        self._windows: dict[int, list[Entry]] = {}
+        # Links the batch writes at its end: of committed observations, by entity, and
+        # of the current one (entity ids, row).
+        self._unwritten: dict[int, list[Entry]] = {}
+        self._staged: list[tuple[set[int], Entry]] = []
         # The last text the pass counted the tokens of, and the count (the memory's
         # write need not count it again).
         self.counted: tuple[str, int] | None = None
@@ -79,32 +97,62 @@ class Dedup:
         """Drop the kept windows (they may no longer be what the store holds)."""
         self._windows.clear()
 
-    def linked(self, memory_id: int, entity_ids: Iterable[int]) -> None:
-        """A memory was just linked to these entities: update their kept windows."""
-        windows = [self._windows[e] for e in set(entity_ids) if e in self._windows]
-        if not windows:
-            return
-        row = self.store.db.conn.execute(
-            "SELECT id, normalized_hash, token_count, status FROM memories WHERE id = ?",
-            [memory_id],
-        ).fetchone()
-        if row is None or row[3] not in ("active", "pending"):
-            return
-        entry = (int(row[0]), row[1], row[2])
-        for window in windows:
-            if any(kept[0] == entry[0] for kept in window):
-                continue
-            if len(window) >= DEDUP_WINDOW:
-                if entry[0] < window[0][0]:
-                    continue  # older than the whole window: not in it
-                del window[0]
-            insort(window, entry)
+    def linked(
+        self,
+        memory_id: int,
+        entity_ids: Iterable[int],
+        row: Entry | None = None,
+        *,
+        unwritten: bool = False,
+    ) -> None:
+        """A memory was just linked to these entities: update their kept windows.
 
-    def _window(self, entity_id: int) -> list[tuple[int, str, int | None]]:
+        ``row``: the memory's (id, normalized hash, token count), when the
+        caller knows it (an active or pending memory it has just created).
+        ``unwritten``: the links are not in the store yet (the batch writes
+        them at its end): windows read from the store until then get them
+        too, once the observation commits (:meth:`commit`).
+        """
+        ids = set(entity_ids)
+        windows = [self._windows[e] for e in ids if e in self._windows]
+        if not windows and not unwritten:
+            return
+        if row is None:
+            found = self.store.db.conn.execute(
+                "SELECT id, normalized_hash, token_count, status FROM memories WHERE id = ?",
+                [memory_id],
+            ).fetchone()
+            if found is None or found[3] not in ("active", "pending"):
+                return
+            row = (int(found[0]), found[1], found[2])
+        for window in windows:
+            _add(window, row)
+        if unwritten:
+            self._staged.append((ids, row))
+
+    def commit(self) -> None:
+        """The observation whose links :meth:`linked` was told of committed."""
+        for ids, row in self._staged:
+            for entity_id in ids:
+                self._unwritten.setdefault(entity_id, []).append(row)
+        self._staged = []
+
+    def drop(self) -> None:
+        """The observation failed: its links were never written."""
+        self._staged = []
+
+    def written(self) -> None:
+        """The batch's links are in the store now."""
+        self._unwritten.clear()
+        self._staged = []
+
+    def _window(self, entity_id: int) -> list[Entry]:
         window = self._windows.get(entity_id)
         if window is None:
             rows = self.store.db.conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
             window = self._windows[entity_id] = rows[::-1]
+            for row in self._unwritten.get(entity_id, ()):
+                _add(window, row)
         return window
 
     def duplicate(self, observation: Observation, actor_ids: Sequence[int]) -> int | None:
@@ -113,7 +161,7 @@ class Dedup:
             return None
         conn = self.store.db.conn
         digest = normalized_hash(observation.text)
-        rows: list[tuple[int, str, int | None]] = []
+        rows: list[Entry] = []
         if not self.remember:  # the reference path: one query, sorted by SQLite
             ids = sorted(set(actor_ids))
             rows = conn.execute(

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.retain.fit import Topics
+from plugin_sdk.retain.handlers import MEMORY_LINK
 from plugin_sdk.retain.strengthen import LINK
 from plugin_sdk.store.writing import paused
 
@@ -42,9 +43,11 @@ class Deferred:
         self.topics = Topics(store)
         self.paused = False  # the insert triggers, in this batch
         self._links: list[Row] = []
+        self._memory_links: list[Row] = []
         self._cells: dict[int, Row] = {}
         self._fed: list[int] = []
         self._staged_links: list[Row] = []
+        self._staged_memory_links: list[Row] = []
         self._staged_cells: dict[int, Row] = {}
         self._staged_fed: list[int] = []
 
@@ -57,6 +60,10 @@ class Deferred:
     def link(self, rows: list[Row]) -> None:
         """The current observation's entity-observation links (``link_observation``'s rows)."""
         self._staged_links += rows
+
+    def link_memory(self, rows: list[Row]) -> None:
+        """The current observation's memory-entity links (``MEMORY_LINK``'s rows)."""
+        self._staged_memory_links += rows
 
     def place(self, row: Row) -> None:
         """The current observation's memory cell (``memory_cells``'s columns, memory id first)."""
@@ -76,6 +83,7 @@ class Deferred:
             if not row[8]:  # held links do not count as known patterns
                 self.topics.add(row[0], row[5], row[4])
         self._links += self._staged_links
+        self._memory_links += self._staged_memory_links
         self._cells.update(self._staged_cells)
         self._fed += self._staged_fed
         self.drop()
@@ -83,6 +91,7 @@ class Deferred:
     def drop(self) -> None:
         """The current observation failed: forget its rows."""
         self._staged_links = []
+        self._staged_memory_links = []
         self._staged_cells = {}
         self._staged_fed = []
 
@@ -91,6 +100,8 @@ class Deferred:
         conn = self.store.db.conn
         if self._links:
             conn.executemany(LINK, self._links)
+        if self._memory_links:
+            conn.executemany(MEMORY_LINK, self._memory_links)
         if self._cells:
             conn.executemany(_CELLS, list(self._cells.values()))
         if self._fed:
@@ -98,4 +109,4 @@ class Deferred:
         if self.paused:
             paused.resume(self.store)
             self.paused = False
-        self._links, self._cells, self._fed = [], {}, []
+        self._links, self._memory_links, self._cells, self._fed = [], [], {}, []

@@ -47,6 +47,9 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 
+MEMORY_LINK = "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)"
+
+
 def default_handle(context: RetainContext) -> None:
     """The default: write the observation's memory, then its relations."""
     context.write_memory()
@@ -125,6 +128,9 @@ class RetainContext:
     counted: tuple[str, int] | None = None  # a text the job has counted the tokens of
     memory_id: int | None = None
     memory_created: bool = False
+    # The batched job: the new memory's (id, normalized hash, token count, status), for
+    # the dedup pass's kept windows (None: read it from the store).
+    memory_row: tuple[int, str, int, str] | None = None
     half_life_days: float | None = None
     deferred: list[ObservedRelation] = attrs.field(factory=list)
 
@@ -183,10 +189,10 @@ class RetainContext:
             for fact in o.facts
             if fact.subject not in o.actors
         ]
-        store.db.conn.executemany(
-            "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)",
-            links,
-        )
+        if self.batch_rows is not None:
+            self.batch_rows.link_memory(links)
+        else:
+            store.db.conn.executemany(MEMORY_LINK, links)
         self._place(memory_id, text, category, placed=not self.memory_created or not self.lean)
         return memory_id
 
@@ -201,17 +207,25 @@ class RetainContext:
         # savepoint already (``store.savepoint``: should the observation fail, the
         # ``memory_written`` event goes with its writes).
         if self.batch_rows is not None:
+            tokens = (
+                self.counted[1]
+                if self.counted and self.counted[0] == text
+                else self.store.tokenizer.count(text)
+            )
+            status = "pending" if self.held else "active"
             result = paused.upsert(
                 self.store,
                 self.kinds,
                 text,
                 category,
-                status="pending" if self.held else "active",
+                status=status,
                 importance=importance,
                 source=source,
                 occurred_at=o.timestamp,
-                token_count=self.counted[1] if self.counted and self.counted[0] == text else None,
+                token_count=tokens,
             )
+            if result.created:
+                self.memory_row = (result.id, normalized_hash(text), tokens, status)
         else:
             result = self.store.memories.write_here(
                 self.kinds,

@@ -270,6 +270,7 @@ class RetainJob:
             attrs_restore(report, before)
             self.resolver.forget()
             self.dedup.forget()  # its windows may name memories the rollback took back
+            self.dedup.written()  # and the links it gathered are gone with it
             remember, self.dedup.remember = self.dedup.remember, False
             try:
                 for ident, document in rows:
@@ -298,7 +299,7 @@ class RetainJob:
             with pinned(self.store, self.grid):
                 for ident, item in parsed:
                     self._one(ident, item, report, self._savepoint)
-            batch.rows.write()
+            self._write_rows(batch)
             flush(self.store, batch.gathered)
             conn.executemany(_OUTCOME, batch.outcomes)
         finally:
@@ -320,7 +321,7 @@ class RetainJob:
                 if self._owned(observation):
                     batch.rows.pause()
                 else:  # a plugin's code runs: the tables as the reference path has them
-                    batch.rows.write()
+                    self._write_rows(batch)
                     batch.rows.topics = Topics(self.store)
             with savepoint():
                 self.process(observation, report)
@@ -334,11 +335,13 @@ class RetainJob:
             report.failed.append((ident, message))
             if batch is not None:
                 batch.rows.drop()
+                self.dedup.drop()
                 self.resolver.forget()  # what it created or changed was rolled back
                 self.dedup.forget()
         else:
             if batch is not None:
                 batch.rows.commit()
+                self.dedup.commit()
                 if batch.pending is not None:
                     batch.gathered.add(batch.pending)
                 if batch.outcome is not None:
@@ -347,6 +350,11 @@ class RetainJob:
             if batch is not None:
                 batch.pending = batch.outcome = None
         report.processed += 1
+
+    def _write_rows(self, batch: _Batch) -> None:
+        """Write the batch's deferred rows now (its end, or before a plugin's code runs)."""
+        batch.rows.write()
+        self.dedup.written()
 
     def _owned(self, observation: Observation) -> bool:
         """Whether only the job's own code handles the observation (no plugin's code runs).
@@ -421,6 +429,8 @@ class RetainJob:
                 context.memory_id,
                 [entities[name].id for name in observation.actors]
                 + [entities[fact.subject].id for fact in observation.facts],
+                context.memory_row[:3] if context.memory_row is not None else None,
+                unwritten=rows is not None,
             )
         if rows is not None:
             rows.link(observation_links(observation, entities, created, held))
