@@ -365,6 +365,60 @@ def test_a_kept_window_follows_the_links_the_batch_adds(
         store.close()
 
 
+@pytest.mark.parametrize("window", [3, 200])
+def test_a_window_read_before_the_batch_writes_its_links_has_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """Links the batch writes at its end count in windows read before then (not a failed one's)."""
+    monkeypatch.setattr(dedup_module, "DEDUP_WINDOW", window)
+    store = open_field_store(tmp_path / "u.db")
+    try:
+        heron = store.entities.add("bird:heron:grey").id
+        wader = store.entities.add("bird:wader:x").id
+        ids = [
+            store.memories.write(f"Sighting number {i} at the pond.", "SIGHTINGS").id
+            for i in range(8)
+        ]
+        store.memories.archive(ids[6])
+        store.db.conn.execute("UPDATE memories SET status = 'pending' WHERE id = ?", [ids[7]])
+        written = [(ids[1], heron), (ids[3], wader)]
+        store.db.conn.executemany(
+            "INSERT INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, 'actor')",
+            written,
+        )
+        dedup = dedup_module.Dedup(store)
+        later: list[tuple[int, int]] = []
+        for memory_id, entity_ids, commits in [
+            (ids[4], (heron, wader), True),
+            (ids[0], (heron,), True),
+            (ids[6], (heron, wader), True),  # archived: in no window
+            (ids[5], (wader,), False),  # its observation failed: never written
+            (ids[7], (wader,), True),
+            (ids[4], (wader,), True),  # linked twice
+            (ids[2], (wader, heron), True),
+        ]:
+            dedup.linked(memory_id, entity_ids, unwritten=True)
+            if commits:
+                dedup.commit()
+                later += [(memory_id, entity_id) for entity_id in entity_ids]
+            else:
+                dedup.drop()
+        windows = {entity_id: list(dedup._window(entity_id)) for entity_id in (heron, wader)}
+        store.db.conn.executemany(
+            "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) "
+            "VALUES (?, ?, 'actor')",
+            later,
+        )
+        for entity_id, kept in windows.items():
+            rows = store.db.conn.execute(dedup_module._WINDOW, [entity_id, window]).fetchall()
+            assert kept == rows[::-1]
+        dedup.written()
+        dedup.forget()
+        assert dedup._window(wader) == windows[wader]  # read from the store alone now
+    finally:
+        store.close()
+
+
 def test_a_run_puts_the_connection_settings_back(tmp_path: Path) -> None:
     store = open_field_store(tmp_path / "s.db")
     try:
