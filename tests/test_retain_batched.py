@@ -568,3 +568,51 @@ def test_plugin_code_in_a_batch_reads_the_tables_as_the_reference_path_has_them(
     assert {**our_report, "truths": None} == {**their_report, "truths": None}
     notes = [row[1] for row in theirs["memories"] if row[1].startswith("Seen with")]
     assert len(notes) == 2 and notes[0] != notes[1]
+
+
+class Recorder:
+    """Records both memory-written hooks."""
+
+    def __init__(self) -> None:
+        self.each: list[tuple[int, bool]] = []
+        self.batches: list[list[tuple[int, bool]]] = []
+
+    @hookimpl
+    def memory_written(self, store: Store, memory_id: int, created: bool) -> None:
+        self.each.append((memory_id, created))
+
+    @hookimpl
+    def memories_written(self, store: Store, written: list[tuple[int, bool]]) -> None:
+        self.batches.append(list(written))
+
+
+def test_the_memories_of_kept_observations_are_reported_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def breaking(step: Callable[..., Any]) -> Callable[..., Any]:
+        def run(store: Store, observation: Any, *args: Any, **kwargs: Any) -> Any:
+            if observation.id == "b-2":
+                raise RuntimeError("step 6 broke")
+            return step(store, observation, *args, **kwargs)
+
+        return run
+
+    monkeypatch.setattr(job_module, "gather", breaking(job_module.gather))
+    monkeypatch.setattr(job_module, "reinforce", breaking(job_module.reinforce))
+    reported = {}
+    for batched in (True, False):
+        recorder = Recorder()
+        store = open_field_store(tmp_path / f"{batched}.db", ("recorder", recorder))
+        try:
+            assert observe(store, jsonl(*BROKEN)).ok
+            report = retain(store, batched=batched, batch_size=3)
+            assert [ident for ident, _ in report.failed] == ["b-2"]
+            kept = {row[0] for row in store.db.conn.execute("SELECT id FROM memories")}
+            assert {memory_id for memory_id, _ in recorder.each} == kept
+            assert [item for batch in recorder.batches for item in batch] == recorder.each
+            reported[batched] = (recorder.each, len(recorder.batches))
+        finally:
+            store.close()
+    assert reported[True][0] == reported[False][0]
+    assert reported[True][1] == 2  # once per batch: b-1 and b-3 (b-2 failed); b-4 and b-5
+    assert reported[False][1] == 4  # once per observation (b-2 failed)

@@ -1,20 +1,24 @@
 """Rows the batched Retain Job writes once per batch instead of once per observation.
 
-Per observation the job gathers (:class:`Deferred`) its entity-observation
-links, its memory's grid cell and, for a memory it created ``active`` while
-the insert triggers were paused (``store/writing/paused.py``), the memory's
-id, to index. When the observation commits they join the batch's
+Per observation the job gathers (:class:`Deferred`): its entity-observation
+links, its memory's links to entities and grid cell, the id of a memory it
+created ``active`` while the insert triggers were paused
+(``store/writing/paused.py``), to index, and the memory's write result, to
+report. When the observation commits they join the batch's
 (:meth:`Deferred.commit`); when it fails they are dropped with it
 (:meth:`Deferred.drop`). :meth:`Deferred.write` stores the batch's: one
 ``executemany`` per table, then the full-text and table-of-contents rows of
-the new memories, and lets the insert triggers run again.
+the new memories; it lets the insert triggers run again and reports the
+memories once (``memories_written`` once, ``memory_written`` per memory,
+after the commit).
 
-What the batch reads back before then is answered from here: schema_fit's
-topic part asks :class:`~plugin_sdk.retain.fit.Topics`, which this keeps up
-to date as links commit, and the default handler asks :meth:`Deferred.cell`
-for a memory's cell. Code the job does not own (a plugin's handler or
-``schema_fit``) may read any table: the job writes the batch's rows first
-(``job.py``).
+What the batch reads back before then is answered from here or kept beside
+it: schema_fit's topic part asks :class:`~plugin_sdk.retain.fit.Topics`,
+which this keeps up to date as links commit; the default handler asks
+:meth:`Deferred.cell` for a memory's cell; the dedup pass's windows get the
+batch's memory links (``dedup.py``). Code the job does not own (a plugin's
+handler, ``schema_fit`` or ``classify_cell``) may read any table: the job
+writes the batch's rows before it runs (``job.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from plugin_sdk.store.writing import paused
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.models import WriteResult
 
 _CELLS = """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
                half_life_days) VALUES (?, ?, ?, ?, ?, ?)"""
@@ -48,6 +53,8 @@ class Deferred:
         self._fed: list[int] = []
         self._staged_links: list[Row] = []
         self._staged_memory_links: list[Row] = []
+        self._results: list[WriteResult] = []
+        self._staged_results: list[WriteResult] = []
         self._staged_cells: dict[int, Row] = {}
         self._staged_fed: list[int] = []
 
@@ -64,6 +71,10 @@ class Deferred:
     def link_memory(self, rows: list[Row]) -> None:
         """The current observation's memory-entity links (``MEMORY_LINK``'s rows)."""
         self._staged_memory_links += rows
+
+    def written(self, result: WriteResult) -> None:
+        """The current observation's memory write, reported with the batch's (``announce``)."""
+        self._staged_results.append(result)
 
     def place(self, row: Row) -> None:
         """The current observation's memory cell (``memory_cells``'s columns, memory id first)."""
@@ -84,6 +95,7 @@ class Deferred:
                 self.topics.add(row[0], row[5], row[4])
         self._links += self._staged_links
         self._memory_links += self._staged_memory_links
+        self._results += self._staged_results
         self._cells.update(self._staged_cells)
         self._fed += self._staged_fed
         self.drop()
@@ -92,6 +104,7 @@ class Deferred:
         """The current observation failed: forget its rows."""
         self._staged_links = []
         self._staged_memory_links = []
+        self._staged_results = []
         self._staged_cells = {}
         self._staged_fed = []
 
@@ -106,6 +119,9 @@ class Deferred:
             conn.executemany(_CELLS, list(self._cells.values()))
         if self._fed:
             paused.feed(self.store, self._fed)
+        if self._results:
+            self.store.memories.announce(self._results)
+            self._results = []
         if self.paused:
             paused.resume(self.store)
             self.paused = False

@@ -235,7 +235,10 @@ class RetainContext:
                 source=source,
                 occurred_at=o.timestamp,
             )
-        self.store.memories.announce([result])
+        if self.batch_rows is not None:
+            self.batch_rows.written(result)
+        else:
+            self.store.memories.announce([result])
         return result
 
     def relate(self, source: str, target: str, type: str, *, weight: float = 1.0) -> None:

@@ -79,7 +79,9 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 BATCH_SIZE = 200
-BUILTIN_FIT = "plugin_sdk_plugins.schema_fit"  # the plugin that answers schema_fit with measure()
+# The built-in plugins that answer schema_fit (with fit.measure) and classify_cell.
+BUILTIN_FIT = "plugin_sdk_plugins.schema_fit"
+BUILTIN_CELLS = "plugin_sdk_plugins.cell_classifier"
 # While a run lasts, its connection keeps more pages in memory and checkpoints the WAL
 # less often (a batch dirties more pages than SQLite's defaults, 2 MiB of cache and a
 # checkpoint every 1,000 pages, hold); both are put back when the run ends.
@@ -225,11 +227,14 @@ class RetainJob:
         # No model to ask: the batch's truths are digests, written in its own transaction
         # (one commit per batch instead of two). With a model, after the batch commits.
         self.truths_in_batch = batched and not store.plugins.hook.model_complete.get_hookimpls()
-        # Only the built-in schema_fit answers: the batched job asks it directly, with the
-        # batch's topic answers (a plugin's may read any table: see _owned).
-        self.builtin_fit = all(
-            impl.function.__module__ == BUILTIN_FIT
-            for impl in store.plugins.hook.schema_fit.get_hookimpls()
+        # Only the built-in schema_fit and classify_cell answer: the batched job asks
+        # measure() directly, with the batch's topic answers, and may defer rows (a
+        # plugin's hook may read any table: see _owned).
+        hook = store.plugins.hook
+        self.builtin_hooks = all(
+            impl.function.__module__ == BUILTIN_FIT for impl in hook.schema_fit.get_hookimpls()
+        ) and all(
+            impl.function.__module__ == BUILTIN_CELLS for impl in hook.classify_cell.get_hookimpls()
         )
         ensure_math(store.db.conn)
 
@@ -362,7 +367,7 @@ class RetainJob:
         Then its links, cell and index rows may wait for the batch's end (``deferred.py``).
         """
         return (
-            self.builtin_fit
+            self.builtin_hooks
             and dispatch(self.handlers, observation.category, observation.target) is DEFAULT
         )
 
