@@ -616,3 +616,44 @@ def test_the_memories_of_kept_observations_are_reported_once_each(
     assert reported[True][0] == reported[False][0]
     assert reported[True][1] == 2  # once per batch: b-1 and b-3 (b-2 failed); b-4 and b-5
     assert reported[False][1] == 4  # once per observation (b-2 failed)
+
+
+def test_a_memory_another_writer_adds_between_batches_is_compared_with(tmp_path: Path) -> None:
+    """The dedup windows kept from batch to batch are read again after another commit."""
+    path = tmp_path / "two.db"
+    store = open_field_store(path)
+    other = Store(path, project="field")
+    try:
+        documents = [
+            obs("t-1", ["bird:heron:grey"], "Grey heron at the pond, early."),
+            # A new topic and category each: the normal route, so the dedup pass runs (and
+            # keeps the heron's window).
+            obs("t-2", ["bird:heron:grey"], "Heron nest.", category="FIELD_NOTES", topic="nesting"),
+            obs(
+                "t-3",
+                ["bird:heron:grey"],
+                "Grey heron standing at the pond in the rain, still.",
+                category="SITE_RULES",
+                topic="weather",
+            ),
+        ]
+        assert observe(store, jsonl(*documents)).ok
+        added: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if done == 2:  # between the two batches, through another connection
+                memory_id = other.memories.write(
+                    "Grey heron standing at the pond in the rain, very still.", "SIGHTINGS"
+                ).id
+                other.entities.link(memory_id, ["bird:heron:grey"], role="actor")
+                added.append(memory_id)
+
+        report = retain(store, batch_size=2, progress=progress)
+        assert report.duplicates == 1
+        (memory_id, duplicate, route) = store.db.conn.execute(
+            "SELECT memory_id, duplicate, route FROM observations WHERE id = 't-3'"
+        ).fetchone()
+        assert route != "fast" and duplicate == 1 and memory_id == added[0]
+    finally:
+        other.close()
+        store.close()

@@ -82,6 +82,7 @@ BATCH_SIZE = 200
 # The built-in plugins that answer schema_fit (with fit.measure) and classify_cell.
 BUILTIN_FIT = "plugin_sdk_plugins.schema_fit"
 BUILTIN_CELLS = "plugin_sdk_plugins.cell_classifier"
+BUILTIN_VECTORS = "plugin_sdk_plugins.vector_search"  # embeds new memories; writes no memory
 # While a run lasts, its connection keeps more pages in memory and checkpoints the WAL
 # less often (a batch dirties more pages than SQLite's defaults, 2 MiB of cache and a
 # checkpoint every 1,000 pages, hold); both are put back when the run ends.
@@ -236,6 +237,15 @@ class RetainJob:
         ) and all(
             impl.function.__module__ == BUILTIN_CELLS for impl in hook.classify_cell.get_hookimpls()
         )
+        # The dedup pass's windows are kept from one batch to the next when nothing but
+        # the job writes in between: no other connection (PRAGMA data_version), no model
+        # and no plugin told of the memories written (but the built-in vector index).
+        self.keeps_windows = self.truths_in_batch and all(
+            impl.function.__module__ == BUILTIN_VECTORS
+            for written in (hook.memory_written, hook.memories_written)
+            for impl in written.get_hookimpls()
+        )
+        self._version: int | None = None
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
@@ -292,7 +302,10 @@ class RetainJob:
             except Exception:  # read again (and failed alone, with its reason) in _one
                 parsed.append((ident, document))
         self.resolver.forget()  # other writers may have changed entities between batches
-        self.dedup.forget()  # and memories
+        (version,) = self.store.db.conn.execute("PRAGMA data_version").fetchone()
+        if not self.keeps_windows or version != self._version:
+            self.dedup.forget()  # and memories
+        self._version = version
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
