@@ -54,6 +54,11 @@ Entry = tuple[int, str, int | None]  # a window's row: memory id, normalized has
 
 def _add(window: list[Entry], row: Entry) -> None:
     """Put a newly linked memory in a window (oldest first), as the window query would."""
+    if not window or window[-1][0] < row[0]:  # the newest (a memory just created)
+        if len(window) >= DEDUP_WINDOW:
+            del window[0]
+        window.append(row)
+        return
     if any(kept[0] == row[0] for kept in window):
         return
     if len(window) >= DEDUP_WINDOW:

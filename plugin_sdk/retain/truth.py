@@ -223,6 +223,7 @@ def digests(store: Store, entities: list[Entity]) -> dict[int, str]:
     facts = _facts(store, ids)
     conflicts = _conflicts(store, ids)
     relations = _relations(store, entities)
+    observations = _observations(store, ids)
     texts = {}
     for entity in entities:
         lines = [f"# {entity.name}", ""]
@@ -235,7 +236,7 @@ def digests(store: Store, entities: list[Entity]) -> dict[int, str]:
         lines += facts.get(entity.id, [])
         lines += conflicts.get(entity.id, [])
         lines += relations.get(entity.id, [])
-        lines += _observations(store, entity)
+        lines += observations.get(entity.id, [])
         texts[entity.id] = "\n".join(lines).rstrip() + "\n"
     return texts
 
@@ -346,25 +347,35 @@ def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
     return found
 
 
-def _observations(store: Store, entity: Entity) -> list[str]:
-    rows = store.db.conn.execute(
-        """SELECT o.id, o.timestamp, o.category, o.topic,
-                  json_extract(o.document, '$.payload_typed.text') AS text
-           FROM entity_observations l JOIN observations o
-                ON o.project = l.project AND o.id = l.observation_id
-           WHERE l.entity_id = ? AND l.held = 0
-           ORDER BY l.at DESC, l.observation_id DESC LIMIT ?""",
-        [entity.id, RECENT_OBSERVATIONS],
-    ).fetchall()
-    if not rows:
-        return []
-    lines = ["", "## Latest observations", ""]
-    for ident, timestamp, category, topic, raw in rows:
-        text = " ".join(raw.split())
-        if len(text) > EXCERPT:
-            text = text[: EXCERPT - 1].rstrip() + "…"
-        lines.append(f"- {timestamp} {category}, {topic}: {text} ({ident})")
-    return lines
+_LATEST = """SELECT o.id, o.timestamp, o.category, o.topic,
+                    json_extract(o.document, '$.payload_typed.text')
+             FROM entity_observations l JOIN observations o
+                  ON o.project = l.project AND o.id = l.observation_id
+             WHERE l.entity_id = ? AND l.held = 0
+             ORDER BY l.at DESC, l.observation_id DESC LIMIT ?"""
+
+
+def _observations(store: Store, ids: list[int]) -> dict[int, list[str]]:
+    """Each entity's latest observations (at most :data:`RECENT_OBSERVATIONS`).
+
+    One query per entity: it walks the entity's links newest first along an
+    index and stops after the few it needs (measured faster than one compound
+    statement for many entities).
+    """
+    found = {}
+    conn = store.db.conn
+    for entity_id in ids:
+        rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+        if not rows:
+            continue
+        lines = ["", "## Latest observations", ""]
+        for ident, timestamp, category, topic, raw in rows:
+            text = " ".join(raw.split())
+            if len(text) > EXCERPT:
+                text = text[: EXCERPT - 1].rstrip() + "…"
+            lines.append(f"- {timestamp} {category}, {topic}: {text} ({ident})")
+        found[entity_id] = lines
+    return found
 
 
 def _marks(chunk: list[int]) -> str:
