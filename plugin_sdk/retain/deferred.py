@@ -43,9 +43,9 @@ Row = tuple[Any, ...]
 class Deferred:
     """One batch's deferred rows (see the module docstring)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, topics: Topics) -> None:
         self.store = store
-        self.topics = Topics(store)
+        self.topics = topics  # told of the links as observations commit
         self.paused = False  # the insert triggers, in this batch
         self._links: list[Row] = []
         self._memory_links: list[Row] = []

@@ -246,6 +246,7 @@ class RetainJob:
             for impl in written.get_hookimpls()
         )
         self._version: int | None = None
+        self.topics = Topics(store)  # schema_fit's topic answers, kept as the windows are
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
@@ -305,13 +306,14 @@ class RetainJob:
         (version,) = self.store.db.conn.execute("PRAGMA data_version").fetchone()
         if not self.keeps_windows or version != self._version:
             self.dedup.forget()  # and memories
+            self.topics = Topics(self.store)  # and observations
         self._version = version
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
         conn = self.store.db.conn
         batch = self._batch = _Batch(
-            kinds=self.store.memories.active_kinds(), rows=Deferred(self.store)
+            kinds=self.store.memories.active_kinds(), rows=Deferred(self.store, self.topics)
         )
         try:
             with pinned(self.store, self.grid):
@@ -340,7 +342,7 @@ class RetainJob:
                     batch.rows.pause()
                 else:  # a plugin's code runs: the tables as the reference path has them
                     self._write_rows(batch)
-                    batch.rows.topics = Topics(self.store)
+                    self.topics = batch.rows.topics = Topics(self.store)
             with savepoint():
                 self.process(observation, report)
         except Exception as error:  # one observation's failure must not stop the rest
