@@ -112,7 +112,7 @@ class Deferred:
         """Store the batch's rows, index its new memories, resume the insert triggers."""
         conn = self.store.db.conn
         if self._links:
-            conn.executemany(LINK, self._links)
+            conn.executemany(LINK, sorted(self._links, key=_entity_first))
         if self._memory_links:
             conn.executemany(MEMORY_LINK, self._memory_links)
         if self._cells:
@@ -126,3 +126,9 @@ class Deferred:
             paused.resume(self.store)
             self.paused = False
         self._links, self._memory_links, self._cells, self._fed = [], [], {}, []
+
+
+def _entity_first(row: Row) -> Any:
+    # The links by entity, as four of the table's five indexes lead (a stable sort: one
+    # entity's rows keep their order, so INSERT OR IGNORE keeps the same one).
+    return row[0]
