@@ -145,12 +145,17 @@ def run(tmp_path: Path, label: str, *, batched: bool, n: int, seed: int) -> dict
         store.close()
 
 
-@pytest.mark.parametrize(("seed", "window"), [(1, None), (2, None), (3, 2)])
+@pytest.mark.parametrize(
+    ("seed", "window", "bounded"), [(1, None, False), (2, None, False), (3, 2, False), (4, 3, True)]
+)
 def test_batched_and_reference_paths_end_in_the_same_state(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, window: int | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, window: int | None, bounded: bool
 ) -> None:
     if window is not None:  # a window hot actors fill many times over (the batch keeps them)
         monkeypatch.setattr(dedup_module, "DEDUP_WINDOW", window)
+    if bounded:  # kept windows dropped as others are read; kept topic answers dropped
+        monkeypatch.setattr(dedup_module, "WINDOWS_KEPT", 2)
+        monkeypatch.setattr(job_module, "TOPICS_KEPT", 5)
     batched = run(tmp_path, "batched", batched=True, n=150, seed=seed)
     reference = run(tmp_path, "reference", batched=False, n=150, seed=seed)
     for table, rows in reference["state"].items():

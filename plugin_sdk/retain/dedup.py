@@ -42,6 +42,7 @@ DEDUP_WINDOW = 200  # latest memories of the actors the content pass compares wi
 NEAR_DUPLICATE = 0.8  # word-set overlap (Jaccard) that counts as the same content
 MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is equal
 WORD_CACHE = 16384  # word sets kept by normalized hash (a tuple of interned words each)
+WINDOWS_KEPT = 4096  # actors' windows kept at most (the oldest read dropped first)
 _WORD = re.compile(r"\w+")
 _WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
              JOIN memories m ON m.id = l.memory_id
@@ -155,6 +156,8 @@ class Dedup:
         window = self._windows.get(entity_id)
         if window is None:
             rows = self.store.db.conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
+            if len(self._windows) >= WINDOWS_KEPT:
+                del self._windows[next(iter(self._windows))]
             window = self._windows[entity_id] = rows[::-1]
             for row in self._unwritten.get(entity_id, ()):
                 _add(window, row)

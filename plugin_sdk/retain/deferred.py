@@ -112,7 +112,10 @@ class Deferred:
         """Store the batch's rows, index its new memories, resume the insert triggers."""
         conn = self.store.db.conn
         if self._links:
-            conn.executemany(LINK, sorted(self._links, key=_entity_first))
+            # By entity, as four of the table's five indexes lead (a stable sort: one
+            # entity's rows keep their order, so INSERT OR IGNORE keeps the same one).
+            links: list[Row] = sorted(self._links, key=_entity)
+            conn.executemany(LINK, links)
         if self._memory_links:
             conn.executemany(MEMORY_LINK, self._memory_links)
         if self._cells:
@@ -128,7 +131,5 @@ class Deferred:
         self._links, self._memory_links, self._cells, self._fed = [], [], {}, []
 
 
-def _entity_first(row: Row) -> Any:
-    # The links by entity, as four of the table's five indexes lead (a stable sort: one
-    # entity's rows keep their order, so INSERT OR IGNORE keeps the same one).
-    return row[0]
+def _entity(row: Row) -> int:
+    return int(row[0])

@@ -133,6 +133,9 @@ class Topics:
             return 0.5
         return 0.0
 
+    def __len__(self) -> int:
+        return len(self._known)
+
     def add(self, entity_id: int, topic: str, category: str) -> None:
         """A retained (not held) observation on ``topic`` in ``category`` names the entity."""
         self._known[(entity_id, "topic", topic)] = True

@@ -88,6 +88,7 @@ BUILTIN_VECTORS = "plugin_sdk_plugins.vector_search"  # embeds new memories; wri
 # checkpoint every 1,000 pages, hold); both are put back when the run ends.
 RUN_CACHE_KIB = 65536
 RUN_CHECKPOINT_PAGES = 10000
+TOPICS_KEPT = 65536  # schema_fit's topic answers kept from batch to batch at most
 Progress = Callable[[int, int], None]
 
 _OUTCOME = """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
@@ -307,6 +308,8 @@ class RetainJob:
         if not self.keeps_windows or version != self._version:
             self.dedup.forget()  # and memories
             self.topics = Topics(self.store)  # and observations
+        elif len(self.topics) > TOPICS_KEPT:
+            self.topics = Topics(self.store)
         self._version = version
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
