@@ -336,9 +336,7 @@ def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
             rows.setdefault(entity_id, []).append((type_, "in", other, evidence))
     found = {}
     for entity_id, edges in rows.items():
-        edges.sort(key=lambda edge: edge[2])  # the other's name
-        edges.sort(key=lambda edge: edge[1], reverse=True)  # out first
-        edges.sort(key=lambda edge: edge[0])  # type
+        edges.sort(key=lambda edge: (edge[0], edge[1] != "out", edge[2]))  # type, out first, other
         lines = ["", "## Relations", ""]
         for type_, direction, other, evidence in edges:
             arrow = "->" if direction == "out" else "<-"
