@@ -207,9 +207,13 @@ class RetainJob:
     ``batched`` (the default) runs a batch with the grid pinned (``grid()``
     answers from memory for the hooks and helpers), the batch's entities read
     in one query and kept in memory (``resolve.py``), the dedup pass's word
-    sets kept (``dedup.py``), one plain savepoint per observation, and the
-    entities seen, truth impacts and observation outcomes gathered and
-    stored once per batch. Should anything outside one observation fail in a
+    sets and windows kept (``dedup.py``; the windows and schema_fit's topic
+    answers from batch to batch while nothing else writes), one plain
+    savepoint per observation, the links, cells and new memories' index rows
+    gathered and written once per batch (``deferred.py``; at once for an
+    observation a plugin's code handles), and the entities seen, truth
+    impacts and observation outcomes gathered and stored once per batch.
+    Should anything outside one observation fail in a
     batch, the batch is rolled back and run again on the reference path.
     ``batched=False`` is that reference path, one observation at a time
     through the store's own helpers; both end in the same state (a test and
