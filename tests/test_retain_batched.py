@@ -662,3 +662,29 @@ def test_a_memory_another_writer_adds_between_batches_is_compared_with(tmp_path:
     finally:
         other.close()
         store.close()
+
+
+def test_a_forgotten_text_is_refused_both_ways(tmp_path: Path) -> None:
+    """The batched job looks texts up only when the project has forgotten some: here it has."""
+    documents = [
+        obs("f-1", ["bird:heron:grey"], "Heron at the pond."),
+        obs("f-2", ["bird:heron:grey"], "Heron at the forgotten pond."),  # refused
+        obs("f-3", ["bird:raptor:kestrel"], "Kestrel over the marsh."),
+        obs("f-4", ["site:marsh:north"], "heron at the  FORGOTTEN pond."),  # the same, normalized
+    ]
+    states = []
+    for batched in (True, False):
+        store = open_field_store(tmp_path / f"{batched}.db")
+        try:
+            store.memories.forget(
+                store.memories.write("Heron at the forgotten pond.", "SIGHTINGS").id
+            )
+            assert observe(store, jsonl(*documents)).ok
+            report = retain(store, batched=batched)
+            assert [ident for ident, _ in report.failed] == ["f-2", "f-4"]
+            assert all("ForgottenText" in error for _, error in report.failed)
+            assert index_differences(store) == {}
+            states.append((end_state(store), {**report.to_dict(), "truths": None}))
+        finally:
+            store.close()
+    assert states[0] == states[1]

@@ -47,6 +47,9 @@ class Deferred:
         self.store = store
         self.topics = topics  # told of the links as observations commit
         self.paused = False  # the insert triggers, in this batch
+        # Texts forgotten in the project (none: a memory's text is not looked up). Nothing
+        # forgets inside a transaction (forget() refuses to), so this holds for the batch.
+        self.forgotten = paused.any_forgotten(store)
         self._links: list[Row] = []
         self._memory_links: list[Row] = []
         self._cells: dict[int, Row] = {}

@@ -223,6 +223,7 @@ class RetainContext:
                 source=source,
                 occurred_at=o.timestamp,
                 token_count=tokens,
+                forgotten=self.batch_rows.forgotten,
             )
             if result.created:
                 self.memory_row = (result.id, normalized_hash(text), tokens, status)

@@ -75,12 +75,16 @@ def upsert(
     source: str = "",
     occurred_at: str | datetime | None = None,
     token_count: int | None = None,
+    forgotten: bool = True,
 ) -> WriteResult:
     """``Memories.write_here`` for the store's project with ``status`` for a new row.
 
     The caller has paused the insert triggers (:func:`pause`) and feeds the
     new row (:func:`feed`) when it was created ``active``. ``token_count``,
     when given, is the tokenizer's count of the stored (stripped) text.
+    ``forgotten=False``: the caller has found no forgotten text in the
+    project (:func:`any_forgotten`) since its transaction began, so the text
+    is not looked up.
     """
     if category not in kinds:
         raise store.unknown_category(category)
@@ -90,7 +94,8 @@ def upsert(
     check_importance(importance)
     project = store.project
     digest = normalized_hash(text)
-    store.memories.refuse_forgotten(project, digest)
+    if forgotten:
+        store.memories.refuse_forgotten(project, digest)
     occurred = utc_iso(occurred_at)
     now = store.now()
     tokenizer = store.tokenizer
@@ -114,6 +119,15 @@ def upsert(
         ],
     ).fetchone()
     return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+
+
+def any_forgotten(store: Store) -> bool:
+    """Whether any text of the store's project is forgotten (and not undone)."""
+    row = store.db.conn.execute(
+        "SELECT 1 FROM forgotten WHERE project = ? AND undone_at IS NULL LIMIT 1",
+        [store.project],
+    ).fetchone()
+    return row is not None
 
 
 def feed(store: Store, ids: Iterable[int]) -> None:
