@@ -531,18 +531,16 @@ class RetainJob:
         return Resolver(self.store).find(name)
 
     def _create(self, name: str, factor: float) -> Entity:
+        if self._batch is not None:
+            return self.resolver.create(name, status="provisional", factor=factor)
         entity = self.store.entities.add(name, status="provisional", project=self.project)
         if factor != 1.0 and not entity.pinned:
-            half_life = entity.half_life_days * factor
-            self.store.db.conn.execute(
-                "UPDATE entities SET half_life_days = ? WHERE id = ?", [half_life, entity.id]
+            self.store.db.execute(
+                "UPDATE entities SET half_life_days = ? WHERE id = ?",
+                [entity.half_life_days * factor, entity.id],
             )
-            entity = (
-                self.store.entities.get(entity.id)
-                if self._batch is None
-                else attrs.evolve(entity, half_life_days=half_life)  # what get() would read
-            )
-        return self.resolver.changed(entity) if self._batch is not None else entity
+            entity = self.store.entities.get(entity.id)
+        return entity
 
     def _activate(self, entity: Entity) -> Entity:
         if self._batch is None:
