@@ -28,6 +28,7 @@ from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import RetainHandler
 from plugin_sdk.retain import dedup as dedup_module
 from plugin_sdk.retain import job as job_module
+from plugin_sdk.retain import truth
 from plugin_sdk.retain.end_state import end_state
 from plugin_sdk.retain.handlers import default_handle
 from plugin_sdk.retain.job import retain
@@ -688,3 +689,23 @@ def test_a_forgotten_text_is_refused_both_ways(tmp_path: Path) -> None:
         finally:
             store.close()
     assert states[0] == states[1]
+
+
+def test_digests_from_known_texts_are_the_digests(tmp_path: Path) -> None:
+    """The batched job hands the truth digests the texts it retained: the same markdown."""
+    store = Store(tmp_path / "digests.db", project="p")
+    try:
+        store.packs.install(resolve_pack("ops"))
+        assert observe(store, stream(store, 150, seed=5)).ok
+        retain(store, batch_size=25)
+        entities = store.entities.list()
+        texts = {
+            ident: json.loads(document)["payload_typed"]["text"]
+            for ident, document in store.db.conn.execute("SELECT id, document FROM observations")
+        }
+        expected = {entity.id: truth.digest(store, entity) for entity in entities}
+        assert any("## Latest observations" in text for text in expected.values())
+        for known in (texts, dict(list(texts.items())[::2]), {}):
+            assert truth.digests(store, entities, known) == expected
+    finally:
+        store.close()

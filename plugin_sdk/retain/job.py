@@ -89,6 +89,7 @@ BUILTIN_VECTORS = "plugin_sdk_plugins.vector_search"  # embeds new memories; wri
 RUN_CACHE_KIB = 65536
 RUN_CHECKPOINT_PAGES = 10000
 TOPICS_KEPT = 65536  # schema_fit's topic answers kept from batch to batch at most
+TEXTS_KEPT = 16384  # retained observations' texts kept for the truth digests (oldest dropped)
 Progress = Callable[[int, int], None]
 
 _OUTCOME = """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
@@ -252,6 +253,9 @@ class RetainJob:
         )
         self._version: int | None = None
         self.topics = Topics(store)  # schema_fit's topic answers, kept as the windows are
+        # observation id -> text, of the observations this job retained: the truth digests
+        # read their latest observations' texts from here (an observation never changes).
+        self.texts: dict[str, str] = {}
         ensure_math(store.db.conn)
 
     def inbox_count(self) -> int:
@@ -369,6 +373,9 @@ class RetainJob:
             if batch is not None:
                 batch.rows.commit()
                 self.dedup.commit()
+                if len(self.texts) >= TEXTS_KEPT:
+                    del self.texts[next(iter(self.texts))]
+                self.texts[observation.id] = observation.text
                 if batch.pending is not None:
                     batch.gathered.add(batch.pending)
                 if batch.outcome is not None:
@@ -525,7 +532,10 @@ class RetainJob:
     def regenerate_due(self) -> list[str]:
         """Regenerate the Compiled Truth of every entity whose impact reached the threshold."""
         found = due(self.store, self.policy.truth_impact_threshold, project=self.project)
-        return [written.entity for written in regenerate_many(self.store, found)] if found else []
+        if not found:
+            return []
+        written = regenerate_many(self.store, found, self.texts if self.batched else None)
+        return [truth.entity for truth in written]
 
     def _find(self, name: str) -> Entity | None:
         return Resolver(self.store).find(name)

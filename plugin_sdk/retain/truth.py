@@ -26,7 +26,7 @@ writes them in the batch's own transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -92,8 +92,13 @@ def regenerate(store: Store, key: int | str, *, impact: float = 0.0) -> Compiled
     return written[0] if written else None
 
 
-def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[CompiledTruth]:
+def regenerate_many(
+    store: Store, entities: list[tuple[int, float]], texts: Mapping[str, str] | None = None
+) -> list[CompiledTruth]:
     """Regenerate several entities' truths: (entity id, impact) pairs; the new versions.
+
+    ``texts``: observation id -> text, of observations the caller has read
+    (passed to :func:`digests`).
 
     Every text is written (the model asked) first, outside any transaction;
     then one transaction stores the versions and resets the impacts. The
@@ -101,7 +106,7 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
     versions written with a statement per table where one does.
     """
     found = _entities(store, [entity_id for entity_id, _ in entities])
-    texts = digests(store, list(found.values()))
+    drafts = digests(store, list(found.values()), texts)
     ask = store.plugins.hook.model_complete
     asking = bool(ask.get_hookimpls())
     written: list[tuple[Entity, float, str, str]] = []
@@ -109,7 +114,7 @@ def regenerate_many(store: Store, entities: list[tuple[int, float]]) -> list[Com
         entity = found.get(entity_id)
         if entity is None:
             raise NotFound(f"no entity with id {entity_id}")
-        text = texts[entity_id]
+        text = drafts[entity_id]
         reply = (
             ask(prompt=Prompt("compiled-truth", SYSTEM, [{"role": "user", "content": text}]))
             if asking
@@ -217,14 +222,19 @@ def digest(store: Store, entity: Entity) -> str:
     return digests(store, [entity])[entity.id]
 
 
-def digests(store: Store, entities: list[Entity]) -> dict[int, str]:
-    """The digest of each entity, by id; each part read for all of them at once."""
+def digests(
+    store: Store, entities: list[Entity], texts: Mapping[str, str] | None = None
+) -> dict[int, str]:
+    """The digest of each entity, by id; each part read for all of them at once.
+
+    ``texts``: observation id -> text, known to the caller (see :func:`_observations`).
+    """
     ids = sorted({entity.id for entity in entities})
     facts = _facts(store, ids)
     conflicts = _conflicts(store, ids)
     relations = _relations(store, entities)
-    observations = _observations(store, ids)
-    texts = {}
+    observations = _observations(store, ids, texts)
+    found = {}
     for entity in entities:
         lines = [f"# {entity.name}", ""]
         tag = entity.emotional_tag or "none"
@@ -237,8 +247,8 @@ def digests(store: Store, entities: list[Entity]) -> dict[int, str]:
         lines += conflicts.get(entity.id, [])
         lines += relations.get(entity.id, [])
         lines += observations.get(entity.id, [])
-        texts[entity.id] = "\n".join(lines).rstrip() + "\n"
-    return texts
+        found[entity.id] = "\n".join(lines).rstrip() + "\n"
+    return found
 
 
 def _facts(store: Store, ids: list[int]) -> dict[int, list[str]]:
@@ -353,17 +363,34 @@ _LATEST = """SELECT o.id, o.timestamp, o.category, o.topic,
              ORDER BY l.at DESC, l.observation_id DESC LIMIT ?"""
 
 
-def _observations(store: Store, ids: list[int]) -> dict[int, list[str]]:
+_LATEST_LINKS = """SELECT observation_id, at, category, topic FROM entity_observations
+                   WHERE entity_id = ? AND held = 0
+                   ORDER BY at DESC, observation_id DESC LIMIT ?"""
+
+
+def _observations(
+    store: Store, ids: list[int], texts: Mapping[str, str] | None
+) -> dict[int, list[str]]:
     """Each entity's latest observations (at most :data:`RECENT_OBSERVATIONS`).
 
     One query per entity: it walks the entity's links newest first along an
     index and stops after the few it needs (measured faster than one compound
-    statement for many entities).
+    statement for many entities). ``texts``: observation id -> text, of
+    observations the caller has read (the Retain Job, of those it retained):
+    when every latest one is there the links alone are read (the link keeps
+    the observation's timestamp, category and topic; its document is not
+    parsed again).
     """
     found = {}
     conn = store.db.conn
     for entity_id in ids:
-        rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+        rows = None
+        if texts:
+            links = conn.execute(_LATEST_LINKS, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+            if all(link[0] in texts for link in links):
+                rows = [(*link, texts[link[0]]) for link in links]
+        if rows is None:
+            rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
         if not rows:
             continue
         lines = ["", "## Latest observations", ""]
