@@ -88,8 +88,8 @@ BUILTIN_VECTORS = "plugin_sdk_plugins.vector_search"  # embeds new memories; wri
 # checkpoint every 1,000 pages, hold); both are put back when the run ends.
 RUN_CACHE_KIB = 65536
 RUN_CHECKPOINT_PAGES = 10000
-TOPICS_KEPT = 65536  # schema_fit's topic answers kept from batch to batch at most
-TEXTS_KEPT = 16384  # retained observations' texts kept for the truth digests (oldest dropped)
+TOPICS_KEPT = 16384  # schema_fit's topic answers kept from batch to batch at most
+TEXTS_KEPT = 4096  # retained observations' texts kept for the truth digests (oldest dropped)
 Progress = Callable[[int, int], None]
 
 _OUTCOME = """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
