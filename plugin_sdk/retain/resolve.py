@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from plugin_sdk.errors import DuplicateEntity
 from plugin_sdk.grid.entities import Entity
 from plugin_sdk.grid.policy import check_name, grid, type_and_subtype
@@ -37,10 +39,17 @@ def fold(name: str) -> bytes:
     return name.encode("utf-8").lower()
 
 
-def _entity(names: list[str], row: tuple[Any, ...]) -> Entity:
-    values = dict(zip(names, row, strict=True))
-    values["pinned"] = bool(values["pinned"])
-    return Entity(**values)
+# The entity's fields in its record's order, selected by name (an Entity from a row
+# by position: no dict per row).
+_FIELDS = [field.name for field in attrs.fields(Entity)]
+_COLUMNS = ", ".join(_FIELDS)
+_PINNED = _FIELDS.index("pinned")
+
+
+def _entity(row: tuple[Any, ...]) -> Entity:
+    values = list(row)
+    values[_PINNED] = bool(values[_PINNED])
+    return Entity(*values)
 
 
 class Resolver:
@@ -63,13 +72,12 @@ class Resolver:
             for name in chunk:
                 self._known[fold(name)] = None
             cursor = conn.execute(
-                f"""SELECT * FROM entities WHERE project = ?
+                f"""SELECT {_COLUMNS} FROM entities WHERE project = ?
                     AND name COLLATE NOCASE IN ({", ".join("?" * len(chunk))})""",
                 [self.project, *chunk],
             )
-            columns = [column[0] for column in cursor.description]
             for row in cursor.fetchall():
-                entity = _entity(columns, row)
+                entity = _entity(row)
                 self._known[fold(entity.name)] = entity
 
     def find(self, name: str) -> Entity | None:
@@ -126,11 +134,11 @@ class Resolver:
         now = store.now()
         conn = store.db.conn
         cursor = conn.execute(
-            """INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
+            f"""INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
                    base_strength, pinned, emotional_tag, half_life_days, emotional_multiplier,
                    cell_signal, created_at, updated_at, last_seen_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, 1.0, ?, NULL, ?, ?, ?, ?, ?, ?)
-               RETURNING *""",
+               RETURNING {_COLUMNS}""",
             [
                 self.project,
                 name,
@@ -148,8 +156,7 @@ class Resolver:
                 now,
             ],
         )
-        columns = [column[0] for column in cursor.description]
-        entity = _entity(columns, cursor.fetchone())
+        entity = _entity(cursor.fetchone())
         self._known[fold(name)] = entity
         return entity
 
