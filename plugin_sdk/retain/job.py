@@ -296,6 +296,7 @@ class RetainJob:
             self.resolver.forget()
             self.dedup.forget()  # its windows may name memories the rollback took back
             self.dedup.written()  # and the links it gathered are gone with it
+            self.topics = Topics(self.store)  # as are the links its topic answers were told of
             remember, self.dedup.remember = self.dedup.remember, False
             try:
                 for ident, document in rows:
