@@ -227,19 +227,17 @@ class RetainContext:
             )
             if result.created:
                 self.memory_row = (result.id, normalized_hash(text), tokens, status)
-        else:
-            result = self.store.memories.write_here(
-                self.kinds,
-                text,
-                category,
-                importance=importance,
-                source=source,
-                occurred_at=o.timestamp,
-            )
-        if self.batch_rows is not None:
-            self.batch_rows.written(result)
-        else:
-            self.store.memories.announce([result])
+            self.batch_rows.written(result)  # reported with the batch's
+            return result
+        result = self.store.memories.write_here(
+            self.kinds,
+            text,
+            category,
+            importance=importance,
+            source=source,
+            occurred_at=o.timestamp,
+        )
+        self.store.memories.announce([result])
         return result
 
     def relate(self, source: str, target: str, type: str, *, weight: float = 1.0) -> None:
