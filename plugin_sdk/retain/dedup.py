@@ -16,12 +16,16 @@ can never be stale), bounded to :data:`WORD_CACHE` entries, oldest dropped
 first: hot actors' memories are compared again and again, and their text is
 read and split once.
 
-Within a batch it also keeps each actor's window, the rows the window query
-returned, and updates it as the batch links memories to the actor
-(:meth:`Dedup.linked`), so a hot actor's window is read once per batch, not
-once per observation. The job forgets the windows when anything else may have
-changed them: at the start of a batch, after a failed observation (rolled
-back), and after a plugin's handler ran.
+It also keeps each actor's window, the rows the window query returned, and
+updates it as the job links memories to the actor (:meth:`Dedup.linked`), so
+a hot actor's window is read once, not once per observation. Links the
+batch writes only at its end (``deferred.py``) are told with
+``unwritten=True``: once their observation commits (:meth:`Dedup.commit`) a
+window read from the store before the batch writes them gets them too. The
+job forgets the windows when anything else may have changed them: after a
+failed observation (rolled back), after a plugin's handler ran, and at the
+start of a batch unless nothing but the job has written since the last one
+(``job.py``); at most :data:`WINDOWS_KEPT` are kept.
 """
 
 from __future__ import annotations
