@@ -116,9 +116,11 @@ def _mean(values: list[float]) -> float:
 class Topics:
     """The topic part's lookups: has an entity a retained observation on this topic, category?
 
-    Kept for as long as the object lives: the batched Retain Job keeps one per
-    batch and tells it about the links the batch adds (:meth:`add`), which it
-    writes at the batch's end; a fresh one (the default) asks the store.
+    Answers are kept for as long as the object lives: the batched Retain Job
+    keeps one from batch to batch while nothing else writes (``job.py``) and
+    tells it about the links its observations add as they commit (:meth:`add`),
+    which the batch writes only at its end; a fresh one (the default) asks the
+    store.
     """
 
     def __init__(self, store: Store) -> None:
