@@ -83,9 +83,11 @@ BATCH_SIZE = 200
 BUILTIN_FIT = "plugin_sdk_plugins.schema_fit"
 BUILTIN_CELLS = "plugin_sdk_plugins.cell_classifier"
 BUILTIN_VECTORS = "plugin_sdk_plugins.vector_search"  # embeds new memories; writes no memory
-# While a run lasts, its connection keeps more pages in memory and checkpoints the WAL
-# less often (a batch dirties more pages than SQLite's defaults, 2 MiB of cache and a
-# checkpoint every 1,000 pages, hold); both are put back when the run ends.
+# While a run lasts, its connection keeps at least this many pages in memory and
+# checkpoints the WAL at most this often (a batch dirties more pages than SQLite's
+# defaults, 2 MiB of cache and a checkpoint every 1,000 pages, hold). The store opens
+# its connections with the same values (store/connection.py); a host that lowered
+# them gets these back for the run, and its own when the run ends.
 RUN_CACHE_KIB = 65536
 RUN_CHECKPOINT_PAGES = 10000
 TOPICS_KEPT = 16384  # schema_fit's topic answers kept from batch to batch at most
