@@ -328,13 +328,16 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
     for entry in new:
         assert entry.item is not None
         entry.id = ids[entry.item.key][0]
-    ids_json = _json_ids(entry.id for entry in new)
+    feed_ids(conn, (entry.id for entry in new))
+
+
+def feed_ids(conn: driver.Connection, ids: Iterable[int]) -> None:
+    """What the paused insert triggers would have done for these new rows (each id once)."""
+    ids_json = "[" + ",".join(str(int(i)) for i in ids) + "]"
+    if ids_json == "[]":
+        return
     for sql in _FEED_IDS:
         conn.execute(sql, [ids_json])
-
-
-def _json_ids(ids: Iterable[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
 
 
 def _chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:

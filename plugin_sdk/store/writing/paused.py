@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from plugin_sdk.store.models import WriteResult
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.when import utc_iso
-from plugin_sdk.store.writing.bulk import _FEED_IDS, _json_ids
+from plugin_sdk.store.writing.bulk import feed_ids
 from plugin_sdk.store.writing.checks import check_content, check_importance
 
 if TYPE_CHECKING:
@@ -132,8 +132,4 @@ def any_forgotten(store: Store) -> bool:
 
 def feed(store: Store, ids: Iterable[int]) -> None:
     """What the paused insert triggers would have done for these rows (once each)."""
-    ids_json = _json_ids(sorted(set(ids)))
-    if ids_json == "[]":
-        return
-    for sql in _FEED_IDS:
-        store.db.conn.execute(sql, [ids_json])
+    feed_ids(store.db.conn, sorted(set(ids)))
