@@ -65,34 +65,55 @@ def _pattern_set(table: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[Any, l
     return found, owners
 
 
-# A vote table's key for _pattern_set, by the table's id (the table kept alongside,
-# so the id is not reused while the entry lives). A grid's tables are built with it and
-# never changed after; they are read for every memory placed, and building the key
-# each time cost more than the match.
-_KEYS: dict[int, tuple[dict[str, list[str]], tuple[tuple[str, tuple[str, ...]], ...]]] = {}
+# A grid's vote tables in one RE2 set, by the grid's id (the grid kept alongside, so
+# the id is not reused while the entry lives). A grid's tables are built with it and
+# never changed after; they are read for every memory placed, and one pass over the
+# text for all three tables costs a third of one per table.
+_CUES: dict[int, tuple[Grid, _Cues]] = {}
+AXES = ("memory_type", "referent")
 
 
-def _key(table: dict[str, list[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    kept = _KEYS.get(id(table))
-    if kept is not None and kept[0] is table:
-        return kept[1]
-    key = tuple((value, tuple(patterns)) for value, patterns in table.items())
-    if len(_KEYS) >= 64:
-        _KEYS.clear()
-    _KEYS[id(table)] = (table, key)
-    return key
+class _Cues:
+    """A grid's cue and act tables, compiled: each pattern's axis (0, 1, 2 = act) and value."""
 
+    def __init__(self, policy: Grid) -> None:
+        self.tables = (policy.cues.get(AXES[0], {}), policy.cues.get(AXES[1], {}), policy.acts)
+        key = tuple(
+            (value, tuple(patterns)) for table in self.tables for value, patterns in table.items()
+        )
+        # the set numbers the patterns in this order
+        self.owners = [
+            (axis, value)
+            for axis, table in enumerate(self.tables)
+            for value, patterns in table.items()
+            for _ in patterns
+        ]
+        self.found: Any = _pattern_set(key)[0] if self.owners else None
 
-def _votes(text: str, table: dict[str, list[str]]) -> dict[str, int]:
-    """Per value, how many of its patterns match the text."""
-    votes = dict.fromkeys(table, 0)
-    key = _key(table)
-    if not any(patterns for _, patterns in key):
+    def votes(self, text: str) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+        """Per axis, per value, how many of its patterns match the text."""
+        votes = (
+            dict.fromkeys(self.tables[0], 0),
+            dict.fromkeys(self.tables[1], 0),
+            dict.fromkeys(self.tables[2], 0),
+        )
+        if self.found is not None:
+            owners = self.owners
+            for index in self.found.Match(text) or ():
+                axis, value = owners[index]
+                votes[axis][value] += 1
         return votes
-    found, owners = _pattern_set(key)
-    for index in found.Match(text) or ():
-        votes[owners[index]] += 1
-    return votes
+
+
+def _cues(policy: Grid) -> _Cues:
+    kept = _CUES.get(id(policy))
+    if kept is not None and kept[0] is policy:
+        return kept[1]
+    cues = _Cues(policy)
+    if len(_CUES) >= 64:
+        _CUES.clear()
+    _CUES[id(policy)] = (policy, cues)
+    return cues
 
 
 def _winner(votes: dict[str, int], order: Sequence[str], preferred: Sequence[str]) -> str:
@@ -108,8 +129,7 @@ def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) 
     """The rule-based decision (see the module docstring)."""
     hint = policy.category_cells.get(category) if category else None
     default_type, default_referent = policy.default_cell.split(".")
-    type_votes = _votes(text, policy.cues.get("memory_type", {}))
-    referent_votes = _votes(text, policy.cues.get("referent", {}))
+    type_votes, referent_votes, act_votes = _cues(policy).votes(text)
     hinted = hint is not None
     if hint is not None:
         hint_type, hint_referent = hint.split(".")
@@ -122,7 +142,7 @@ def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) 
     referent = _winner(referent_votes, REFERENTS, [*prefer_referent, default_referent])
     act = None
     if interaction:
-        act = _winner(_votes(text, policy.acts), ACTS, [DEFAULT_ACT])
+        act = _winner(act_votes, ACTS, [DEFAULT_ACT])
     return CellDecision(memory_type, referent, act, "rules (default)" if quiet else "rules")
 
 
