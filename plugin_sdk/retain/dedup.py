@@ -78,12 +78,6 @@ def words(text: str) -> frozenset[str]:
     return frozenset(map(sys.intern, _WORD.findall(normalize(text))))
 
 
-def overlap(mine: frozenset[str], other: tuple[str, ...]) -> float:
-    """Jaccard overlap of a word set and another's distinct words."""
-    shared = len(mine.intersection(other))
-    return shared / (len(mine) + len(other) - shared)
-
-
 class Dedup:
     """The content dedup pass over one store (see the module docstring)."""
 
@@ -196,22 +190,33 @@ class Dedup:
             if other_hash == digest:
                 return int(memory_id)
         mine = words(observation.text)
-        if len(mine) < MIN_WORDS:
+        if self.remember and digest not in self._words:
+            # the words of any text of this hash: the memory the observation may become
+            self._remember(digest, tuple(mine))
+        size = len(mine)
+        if size < MIN_WORDS:
             return None
         # Word sets this far apart in size cannot reach the overlap: skip their text.
         tokens = self.store.tokenizer.count(observation.text)
         self.counted = (observation.text, tokens)
         low, high = tokens * NEAR_DUPLICATE, tokens / NEAR_DUPLICATE
+        kept = self._words if self.remember else {}
         for memory_id, other_hash, other_tokens in rows:
             if other_tokens is not None and not low <= other_tokens <= high:
                 continue
-            other = self._words.get(other_hash) if self.remember else None
+            other = kept.get(other_hash)
             if other is None:
                 (content,) = conn.execute(
                     "SELECT content FROM memories WHERE id = ?", [memory_id]
                 ).fetchone()
                 other = self._remember(other_hash, tuple(words(content)))
-            if overlap(mine, other) >= NEAR_DUPLICATE:
+            # Jaccard overlap with the other's distinct words; it is at most the smaller
+            # set's size over the larger's: sets of sizes that far apart are skipped.
+            n = len(other)
+            if (n / size if n < size else size / n) < NEAR_DUPLICATE:
+                continue
+            shared = len(mine.intersection(other))
+            if shared / (size + n - shared) >= NEAR_DUPLICATE:
                 return int(memory_id)
         return None
 
