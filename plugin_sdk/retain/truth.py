@@ -363,7 +363,7 @@ _LATEST = """SELECT o.id, o.timestamp, o.category, o.topic,
              ORDER BY l.at DESC, l.observation_id DESC LIMIT ?"""
 
 
-_LATEST_LINKS = """SELECT observation_id, at, category, topic FROM entity_observations
+_LATEST_LINKS = """SELECT observation_id, at, category, topic, project FROM entity_observations
                    WHERE entity_id = ? AND held = 0
                    ORDER BY at DESC, observation_id DESC LIMIT ?"""
 
@@ -377,20 +377,40 @@ def _observations(
     index and stops after the few it needs (measured faster than one compound
     statement for many entities). ``texts``: observation id -> text, of
     observations the caller has read (the Retain Job, of those it retained):
-    when every latest one is there the links alone are read (the link keeps
-    the observation's timestamp, category and topic; its document is not
-    parsed again).
+    then the links alone are read (the link keeps the observation's
+    timestamp, category and topic), and the texts not there are read for all
+    the entities at once, by observation id (the documents of the others are
+    not parsed again).
     """
-    found = {}
     conn = store.db.conn
+    latest: dict[int, list[Any]] = {}
+    if texts:
+        missing: dict[str, set[str]] = {}  # project -> observation ids
+        for entity_id in ids:
+            links = latest[entity_id] = conn.execute(
+                _LATEST_LINKS, [entity_id, RECENT_OBSERVATIONS]
+            ).fetchall()
+            for link in links:
+                if link[0] not in texts:
+                    missing.setdefault(link[4], set()).add(link[0])
+        read = _texts(store, missing)
+        for entity_id in ids:
+            rows = []
+            for ident, timestamp, category, topic, project in latest[entity_id]:
+                text = texts.get(ident)
+                if text is None:
+                    text = read.get((project, ident))
+                if text is None:  # no such observation: as the joined query would
+                    rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+                    break
+                rows.append((ident, timestamp, category, topic, text))
+            latest[entity_id] = rows
+    else:
+        for entity_id in ids:
+            latest[entity_id] = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+    found = {}
     for entity_id in ids:
-        rows = None
-        if texts:
-            links = conn.execute(_LATEST_LINKS, [entity_id, RECENT_OBSERVATIONS]).fetchall()
-            if all(link[0] in texts for link in links):
-                rows = [(*link, texts[link[0]]) for link in links]
-        if rows is None:
-            rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+        rows = latest[entity_id]
         if not rows:
             continue
         lines = ["", "## Latest observations", ""]
@@ -400,6 +420,22 @@ def _observations(
                 text = text[: EXCERPT - 1].rstrip() + "…"
             lines.append(f"- {timestamp} {category}, {topic}: {text} ({ident})")
         found[entity_id] = lines
+    return found
+
+
+def _texts(store: Store, wanted: Mapping[str, set[str]]) -> dict[tuple[str, str], str]:
+    """(project, observation id) -> text, of the observations wanted that exist."""
+    found = {}
+    for project, idents in wanted.items():
+        ordered = sorted(idents)
+        for start in range(0, len(ordered), CHUNK):
+            chunk = ordered[start : start + CHUNK]
+            for ident, text in store.db.conn.execute(
+                f"""SELECT id, json_extract(document, '$.payload_typed.text') FROM observations
+                    WHERE project = ? AND id IN ({", ".join("?" * len(chunk))})""",
+                [project, *chunk],
+            ):
+                found[(project, ident)] = text
     return found
 
 
