@@ -117,12 +117,15 @@ def _cues(policy: Grid) -> _Cues:
 
 
 def _winner(votes: dict[str, int], order: Sequence[str], preferred: Sequence[str]) -> str:
+    """The first preferred value among the leaders (in ``order``), else the first leader."""
     best = max(votes.values(), default=0)
-    leaders = [value for value in order if votes.get(value, 0) == best]
     for value in preferred:
-        if value in leaders:
+        if votes.get(value, 0) == best and value in order:
             return value
-    return leaders[0]
+    for value in order:
+        if votes.get(value, 0) == best:
+            return value
+    raise IndexError(f"no leader among {list(order)}")  # a vote for a value not in order
 
 
 def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) -> CellDecision:
@@ -130,16 +133,18 @@ def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) 
     hint = policy.category_cells.get(category) if category else None
     default_type, default_referent = policy.default_cell.split(".")
     type_votes, referent_votes, act_votes = _cues(policy).votes(text)
-    hinted = hint is not None
+    prefer_type, prefer_referent = [default_type], [default_referent]
     if hint is not None:
         hint_type, hint_referent = hint.split(".")
         type_votes[hint_type] = type_votes.get(hint_type, 0) + CATEGORY_VOTES
         referent_votes[hint_referent] = referent_votes.get(hint_referent, 0) + CATEGORY_VOTES
-    quiet = not hinted and not any(type_votes.values()) and not any(referent_votes.values())
-    prefer_type = [hint.split(".")[0]] if hint else []
-    prefer_referent = [hint.split(".")[1]] if hint else []
-    memory_type = _winner(type_votes, MEMORY_TYPES, [*prefer_type, default_type])
-    referent = _winner(referent_votes, REFERENTS, [*prefer_referent, default_referent])
+        prefer_type.insert(0, hint_type)
+        prefer_referent.insert(0, hint_referent)
+        quiet = False
+    else:
+        quiet = not any(type_votes.values()) and not any(referent_votes.values())
+    memory_type = _winner(type_votes, MEMORY_TYPES, prefer_type)
+    referent = _winner(referent_votes, REFERENTS, prefer_referent)
     act = None
     if interaction:
         act = _winner(act_votes, ACTS, [DEFAULT_ACT])
