@@ -67,11 +67,11 @@ def measure(
 
 def combine(parts: Mapping[str, float | None]) -> float:
     """The weighted mean of the parts that apply, clamped to 0..1."""
-    present = {name: value for name, value in parts.items() if value is not None}
+    present = [(WEIGHTS[name], value) for name, value in parts.items() if value is not None]
     if not present:
         return 0.0
-    total = sum(WEIGHTS[name] for name in present)
-    value = sum(WEIGHTS[name] * present[name] for name in present) / total
+    total = sum([weight for weight, _ in present])
+    value = sum([weight * part for weight, part in present]) / total
     # Rounded, so a value on a threshold lands on it rather than a float's width off.
     return min(1.0, max(0.0, round(value, 6)))
 
@@ -83,7 +83,8 @@ def components(
     topics: Topics | None = None,
 ) -> dict[str, float | None]:
     """Each part's value (``None`` for a part that does not apply)."""
-    topics = topics or Topics(store)
+    if topics is None:  # (not ``topics or``: an empty one, falsy, is still the batch's)
+        topics = Topics(store)
     actors = [entities.get(name) for name in observation.actors]
     policy = grid(store)
     parts: dict[str, float | None] = {

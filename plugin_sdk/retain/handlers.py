@@ -151,7 +151,6 @@ class RetainContext:
         store, o = self.store, self.observation
         text = (text or o.text).strip()
         category = category or o.category
-        now = store.now()
         memory_id = self.duplicate_of
         if memory_id is None and self.held:
             memory_id = self._existing(text, category)
@@ -159,7 +158,7 @@ class RetainContext:
             if not self.held:
                 store.db.conn.execute(
                     "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
-                    [now, memory_id],
+                    [store.now(), memory_id],
                 )
         else:
             result = self._write(text, category, importance)
@@ -171,7 +170,7 @@ class RetainContext:
                 elif not result.created and result.status == "pending" and not self.held:
                     store.db.conn.execute(
                         "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
-                        [now, memory_id],
+                        [store.now(), memory_id],
                     )
             elif result.created and self.held:
                 store.db.conn.execute(
@@ -180,7 +179,7 @@ class RetainContext:
             elif result.status == "pending" and not self.held:
                 store.db.conn.execute(
                     "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
-                    [now, memory_id],
+                    [store.now(), memory_id],
                 )
         self.memory_id = memory_id
         links = [(memory_id, self.entities[name].id, "actor") for name in o.actors]
