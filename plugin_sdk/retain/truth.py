@@ -263,13 +263,17 @@ def _facts(store: Store, ids: list[int]) -> dict[int, list[str]]:
                 ORDER BY entity_id, at, id""",
             chunk,
         ):
-            group = groups.setdefault(entity_id, {}).get((predicate, value))
+            by_value = groups.get(entity_id)
+            if by_value is None:
+                by_value = groups[entity_id] = {}
+            group = by_value.get((predicate, value))
             if group is None:
-                groups[entity_id][(predicate, value)] = [obj, 1, at, [source]]
+                by_value[(predicate, value)] = [obj, 1, at, [source]]
                 continue
-            group[0] = min(group[0], obj)
+            if obj < group[0]:
+                group[0] = obj
             group[1] += 1
-            group[2] = max(group[2], at)
+            group[2] = at  # read in (at, id) order: the latest so far
             group[3].append(source)
     found = {}
     for entity_id, by_value in groups.items():
@@ -418,16 +422,21 @@ def _observations(
         for entity_id in ids:
             latest[entity_id] = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
     found = {}
+    written: dict[tuple[Any, ...], str] = {}  # an observation's line, for each entity it names
     for entity_id in ids:
         rows = latest[entity_id]
         if not rows:
             continue
         lines = ["", "## Latest observations", ""]
-        for ident, timestamp, category, topic, raw in rows:
-            text = " ".join(raw.split())
-            if len(text) > EXCERPT:
-                text = text[: EXCERPT - 1].rstrip() + "…"
-            lines.append(f"- {timestamp} {category}, {topic}: {text} ({ident})")
+        for row in rows:
+            line = written.get(row)
+            if line is None:
+                ident, timestamp, category, topic, raw = row
+                text = " ".join(raw.split())
+                if len(text) > EXCERPT:
+                    text = text[: EXCERPT - 1].rstrip() + "…"
+                line = written[row] = f"- {timestamp} {category}, {topic}: {text} ({ident})"
+            lines.append(line)
         found[entity_id] = lines
     return found
 
