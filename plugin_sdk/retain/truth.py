@@ -27,7 +27,6 @@ writes them in the batch's own transaction.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -326,46 +325,38 @@ def _conflicts(store: Store, ids: list[int]) -> dict[int, list[str]]:
 
 
 def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
-    """Relations out (in the entity's project) and in, per entity.
-
-    Each edge's line is written by SQLite; the edges are sorted here, by type,
-    out before in, then the other end's name (a stable sort: ties keep the
-    order read).
-    """
-    rows: dict[int, list[tuple[str, bool, str, str]]] = {}
+    """Relations out (in the entity's project) and in, per entity."""
+    rows: dict[int, list[tuple[str, str, str, int]]] = {}
     by_project: dict[str, set[int]] = {}
     for entity in entities:
         by_project.setdefault(entity.project, set()).add(entity.id)
     conn = store.db.conn
     for project, ids in by_project.items():
         for chunk in _chunks(sorted(ids)):
-            for entity_id, type_, other, line in conn.execute(
-                f"""SELECT r.source_id, r.type, e.name,
-                           '- ' || r.type || ' -> ' || e.name || ' (evidence '
-                           || r.evidence_count || ')'
+            for entity_id, type_, other, evidence in conn.execute(
+                f"""SELECT r.source_id, r.type, e.name, r.evidence_count
                     FROM relations r JOIN entities e ON e.id = r.target_id
                     WHERE r.project = ? AND r.source_id IN ({_marks(chunk)})""",
                 [project, *chunk],
             ):
-                rows.setdefault(entity_id, []).append((type_, False, other, line))
+                rows.setdefault(entity_id, []).append((type_, "out", other, evidence))
     for chunk in _chunks(sorted({entity.id for entity in entities})):
-        for entity_id, type_, other, line in conn.execute(
-            f"""SELECT r.target_id, r.type, e.name,
-                       '- ' || r.type || ' <- ' || e.name || ' (evidence '
-                       || r.evidence_count || ')'
+        for entity_id, type_, other, evidence in conn.execute(
+            f"""SELECT r.target_id, r.type, e.name, r.evidence_count
                 FROM relations r JOIN entities e ON e.id = r.source_id
                 WHERE r.target_id IN ({_marks(chunk)})""",
             chunk,
         ):
-            rows.setdefault(entity_id, []).append((type_, True, other, line))
+            rows.setdefault(entity_id, []).append((type_, "in", other, evidence))
     found = {}
     for entity_id, edges in rows.items():
-        edges.sort(key=_EDGE_ORDER)  # type, out first, other
-        found[entity_id] = ["", "## Relations", "", *[edge[3] for edge in edges]]
+        edges.sort(key=lambda edge: (edge[0], edge[1] != "out", edge[2]))  # type, out first, other
+        lines = ["", "## Relations", ""]
+        for type_, direction, other, evidence in edges:
+            arrow = "->" if direction == "out" else "<-"
+            lines.append(f"- {type_} {arrow} {other} (evidence {evidence})")
+        found[entity_id] = lines
     return found
-
-
-_EDGE_ORDER = itemgetter(0, 1, 2)
 
 
 _LATEST = """SELECT o.id, o.timestamp, o.category, o.topic,
