@@ -9,13 +9,13 @@ near-duplicate texts. Each measurement runs on a fresh store file (WAL on
 disk) with the ``ops`` pack installed and the stream observed (``observe`` is
 timed too), then times the Retain Job alone, truth regenerations included:
 
-- **memsdk**: ``retain(store)``, batches of 200 observations per transaction,
+- **memsdk**: ``retain(store)``, batches of ``BATCH_SIZE`` (500) observations per transaction,
   one savepoint per observation, a batch's entities read in one query, step
   6 and the outcomes written once per batch, Compiled Truth once per entity
   per batch (``docs/retain.md``); fast-track skips the content dedup pass.
 - **baseline, no batching**: the same job with one transaction per observation
   (``run_batch(1)`` each in its own transaction; truths still regenerated
-  every 200 observations, as memsdk does), on the first ``--baseline-n``
+  every ``BATCH_SIZE`` observations, as memsdk does), on the first ``--baseline-n``
   observations; memsdk is timed on the same prefix.
 - **reference path**: ``retain(store, batched=False)``, one observation at a
   time through the store's helpers (one timed run); the script checks that it
@@ -44,6 +44,7 @@ Run from the repository root (full default run: about 10 minutes on 2 cores)::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sqlite3
 import statistics
@@ -201,6 +202,28 @@ def run_memsdk(store: Store) -> RetainReport:
     return retain(store)
 
 
+#: Round 3's default batch size, measured beside the default for the trade-off.
+SMALL_BATCH = 200
+#: Seconds each batch took in the last run of a label (about how long it held the write lock).
+HOLDS: dict[str, list[float]] = {}
+
+
+def timed_batches(label: str, batch_size: int) -> Callable[[Store], RetainReport]:
+    """``retain(store, batch_size=...)``, noting how long each batch took (from its progress calls)."""
+
+    def runner(store: Store) -> RetainReport:
+        marks = [time.perf_counter()]
+        report = retain(
+            store,
+            batch_size=batch_size,
+            progress=lambda done, total: marks.append(time.perf_counter()),
+        )
+        HOLDS[label] = [end - start for start, end in itertools.pairwise(marks)]
+        return report
+
+    return runner
+
+
 def run_reference(store: Store) -> RetainReport:
     return retain(store, batched=False)
 
@@ -290,7 +313,15 @@ def measure(
         "observe_rate": statistics.median(observe_rates),
         "end_state": state,
         "report": reports[rates.index(statistics.median(rates))] if reps % 2 else reports[0],
+        "batch_ms": _holds(label),
     }
+
+
+def _holds(label: str) -> dict[str, float] | None:
+    held = HOLDS.pop(label, None)
+    if not held:
+        return None
+    return {"median": statistics.median(held) * 1000, "max": max(held) * 1000, "batches": len(held)}
 
 
 def peak_heap(tmp: Path, lines: list[str], runner: Callable[[Store], RetainReport]) -> float:
@@ -429,13 +460,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["environment"]["loadavg_end"] = load_average()
             return results
         log("memsdk, whole stream")
-        results["memsdk"] = measure(tmp, "memsdk", lines, run_memsdk, args.reps)
+        results["memsdk"] = measure(
+            tmp, "memsdk", lines, timed_batches("memsdk", BATCH_SIZE), args.reps
+        )
         log("reference path (batched=False), whole stream")
         results["reference"] = measure(tmp, "reference", lines, run_reference, 1)
         results["same_end_state"] = same_state(results["memsdk"], results["reference"])
         log("Python heap peaks (untimed runs under tracemalloc)")
         results["memsdk"]["peak_heap_mib"] = peak_heap(tmp, lines, run_memsdk)
         results["reference"]["peak_heap_mib"] = peak_heap(tmp, lines, run_reference)
+        log(f"ablation: {SMALL_BATCH} observations per transaction, whole stream")
+        results["small_batches"] = measure(
+            tmp, "small", lines, timed_batches("small", SMALL_BATCH), args.reps
+        )
         log("ablation: no fast-track, whole stream")
         results["no_fast_track"] = measure(tmp, "nofast", lines, run_no_fast_track, args.reps)
         for measured in (results["memsdk"], results["reference"]):
@@ -444,7 +481,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results["memsdk_prefix"] = measure(tmp, "prefix", prefix, run_memsdk, args.reps)
         log(f"baseline: one transaction per observation, first {len(prefix):,}")
         results["unbatched"] = measure(tmp, "unbatched", prefix, run_unbatched, args.reps)
-        for measured in (results["no_fast_track"], results["memsdk_prefix"], results["unbatched"]):
+        for measured in (
+            results["no_fast_track"],
+            results["small_batches"],
+            results["memsdk_prefix"],
+            results["unbatched"],
+        ):
             measured.pop("end_state", None)
     results["environment"]["loadavg_end"] = load_average()
     return results
@@ -480,6 +522,7 @@ def report(results: dict[str, Any]) -> str:
     mp, ub = results["memsdk_prefix"], results["unbatched"]
     ref, differ = results["reference"], results["same_end_state"]
     ob = results["observe"]
+    small = results["small_batches"]
     r = m["report"]
     lines = [
         "memsdk retain benchmark",
@@ -492,12 +535,15 @@ def report(results: dict[str, Any]) -> str:
         f"({stream['with_facts']:,} with a fact, {stream['with_relations']:,} with a relation); "
         f"medians of {results['args']['reps']} runs",
         f"  observe (validate + queue, one transaction)  {m['observe_rate']:>9,.0f} observations/s",
-        f"  retain, memsdk (200 per transaction)         {m['rate']:>9,.0f} observations/s"
+        f"  retain, memsdk ({BATCH_SIZE} per transaction)         {m['rate']:>9,.0f} observations/s"
         f"  ({r['seconds']:.1f} s, of which Compiled Truth {r['truth_seconds']:.1f} s)",
         f"    routes: fast {r['routes']['fast']:,}, normal {r['routes']['normal']:,}, "
         f"dark {r['routes']['dark']:,}; duplicates folded {r['duplicates']:,}; "
         f"conflicts {r['conflicts']:,}; entities created {r['entities_created']:,}; "
         f"compiled truth versions {r['truth_versions']:,}",
+        f"    each batch (the write lock is held about this long): {_hold_text(m['batch_ms'])}",
+        f"  ablation: {SMALL_BATCH} per transaction (round 3's default)"
+        f"  {small['rate']:,.0f} observations/s; each batch {_hold_text(small['batch_ms'])}",
         f"  ablation: no fast-track (every observation takes the dedup pass)"
         f"  {nf['rate']:,.0f} observations/s",
         f"  baseline: one transaction per observation, first {ub['observations']:,}"
@@ -530,6 +576,14 @@ def report(results: dict[str, Any]) -> str:
         f"    {ob['floor_rate']:>8,.0f}    {ob['rate'] / ob['floor_rate']:.2f}x",
     ]
     return "\n".join(lines)
+
+
+def _hold_text(held: dict[str, float] | None) -> str:
+    if held is None:
+        return "not timed"
+    return (
+        f"median {held['median']:.0f} ms, max {held['max']:.0f} ms ({held['batches']:.0f} batches)"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
