@@ -26,9 +26,9 @@ from test_retain_property import PLUGINS, observation_docs
 from plugin_sdk import Store, hookimpl, resolve_pack
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.plugin.records import RetainHandler
+from plugin_sdk.retain import dark_matter, truth
 from plugin_sdk.retain import dedup as dedup_module
 from plugin_sdk.retain import job as job_module
-from plugin_sdk.retain import truth
 from plugin_sdk.retain.end_state import end_state
 from plugin_sdk.retain.handlers import default_handle
 from plugin_sdk.retain.job import retain
@@ -709,3 +709,129 @@ def test_digests_from_known_texts_are_the_digests(tmp_path: Path) -> None:
             assert truth.digests(store, entities, known) == expected
     finally:
         store.close()
+
+
+def _between_batches(
+    tmp_path: Path, documents: list[dict[str, Any]], change: Callable[[Store], None]
+) -> list[tuple[Any, ...]]:
+    """Both ways, one observation per batch, ``change`` run by the progress callback after the first.
+
+    The actor is known before the run, so the first batch reads (and keeps)
+    its dedup window and topic answers.
+    """
+    outcomes = []
+    for batched in (True, False):
+        store = open_field_store(tmp_path / f"between-{batched}.db")
+        try:
+            store.entities.add(documents[0]["actors"][0])
+            assert observe(store, jsonl(*documents)).ok
+
+            def progress(done: int, total: int, store: Store = store) -> None:
+                if done == 1:
+                    change(store)
+
+            report = retain(store, batch_size=1, batched=batched, progress=progress)
+            assert not report.failed
+            assert index_differences(store) == {}
+            outcomes.append(
+                (
+                    end_state(store),
+                    store.db.conn.execute(
+                        """SELECT id, route, schema_fit, memory_id, duplicate FROM observations
+                           ORDER BY id"""
+                    ).fetchall(),
+                )
+            )
+        finally:
+            store.close()
+    return outcomes
+
+
+NEAR = [
+    obs("n-1", ["bird:heron:grey"], "Grey heron standing at the north pond today."),
+    obs(
+        "n-2",
+        ["bird:heron:grey"],
+        "Grey heron standing at the north pond today again.",
+        topic="other topic",
+        facts=[("bird:heron:grey", "mood", "calm")],
+    ),
+]
+
+
+def _first_memory(store: Store) -> int:
+    return int(store.db.conn.execute("SELECT min(id) FROM memories").fetchone()[0])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda store: store.memories.archive(_first_memory(store)),
+        lambda store: store.memories.forget(_first_memory(store), reason="test"),
+    ],
+    ids=["archive", "forget"],
+)
+def test_a_write_on_the_same_connection_between_batches_drops_the_kept_windows(
+    tmp_path: Path, change: Callable[[Store], None]
+) -> None:
+    """PRAGMA data_version does not move for the connection's own commits: total_changes does."""
+    batched, reference = _between_batches(tmp_path, NEAR, change)
+    assert batched == reference
+    (duplicate,) = [row[4] for row in batched[1] if row[0] == "n-2"]
+    assert duplicate == 0  # not folded into the memory that was archived or forgotten
+
+
+def test_dark_matter_accepted_between_batches_is_seen_by_the_next_batch(tmp_path: Path) -> None:
+    documents = [
+        obs("d-1", ["mystery:thing"], "Odd thing seen at the pond."),
+        obs("d-2", ["mystery:thing"], "Odd thing seen again near the reeds, larger."),
+    ]
+    batched, reference = _between_batches(
+        tmp_path, documents, lambda store: dark_matter.accept(store, "d-1")
+    )
+    assert batched == reference
+    assert [row[1] for row in batched[1]] == ["dark", "normal"]  # d-2 fits once d-1 is accepted
+
+
+def test_a_text_forgotten_by_another_connection_stays_out_of_later_truths(tmp_path: Path) -> None:
+    secret = "Heron nest code is SECRET-4711 near the alders."
+    documents = [
+        obs(
+            "s-1",
+            ["bird:heron:grey"],
+            secret,
+            facts=[("bird:heron:grey", "nest", "alders"), ("bird:heron:grey", "colour", "grey")],
+        ),
+        obs(
+            "s-2",
+            ["bird:heron:grey"],
+            "Heron fishing at dusk by the weir.",
+            topic="dusk",
+            facts=[("bird:heron:grey", "feeds", "weir"), ("bird:heron:grey", "mood", "calm")],
+        ),
+    ]
+    for batched in (True, False):
+        path = tmp_path / f"secret-{batched}.db"
+        store = open_field_store(path)
+        try:
+            assert observe(store, jsonl(*documents)).ok
+
+            def progress(done: int, total: int, path: Path = path) -> None:
+                if done == 1:
+                    other = Store(path, project="field")
+                    try:
+                        (memory_id,) = other.db.conn.execute(
+                            "SELECT id FROM memories WHERE content = ?", [secret]
+                        ).fetchone()
+                        other.memories.forget(memory_id, reason="a secret")
+                    finally:
+                        other.close()
+
+            report = retain(store, batch_size=1, batched=batched, progress=progress)
+            assert len(report.truths) == 2  # a version after each batch
+            leaked = store.db.conn.execute(
+                "SELECT count(*) FROM compiled_truths WHERE markdown LIKE '%SECRET-4711%'"
+            ).fetchone()[0]
+            assert leaked == 0
+        finally:
+            store.close()

@@ -192,6 +192,7 @@ def _run(
             break
         if not job.truths_in_batch:
             report.truths += job.regenerate_due()
+        job.batch_ended()
         if progress:
             progress(report.processed, total)
 
@@ -249,18 +250,21 @@ class RetainJob:
         ) and all(
             impl.function.__module__ == BUILTIN_CELLS for impl in hook.classify_cell.get_hookimpls()
         )
-        # The dedup pass's windows are kept from one batch to the next when nothing but
-        # the job writes in between: no other connection (PRAGMA data_version), no model
-        # and no plugin told of the memories written (but the built-in vector index).
+        # The dedup pass's windows (and the topic answers and texts below) are kept from
+        # one batch to the next when nothing but the job writes in between: no other
+        # connection (PRAGMA data_version), nothing else on this one (its total_changes,
+        # e.g. a progress callback's write), no model and no plugin told of the memories
+        # written (but the built-in vector index).
         self.keeps_windows = self.truths_in_batch and all(
             impl.function.__module__ == BUILTIN_VECTORS
             for written in (hook.memory_written, hook.memories_written)
             for impl in written.get_hookimpls()
         )
-        self._version: int | None = None
+        self._quiet: tuple[int, int] | None = None  # see batch_ended
         self.topics = Topics(store)  # schema_fit's topic answers, kept as the windows are
         # observation id -> text, of the observations this job retained: the truth digests
-        # read their latest observations' texts from here (an observation never changes).
+        # read their latest observations' texts from here. Dropped with the windows: a
+        # forget blanks an observation's document (and must blank its text here too).
         self.texts: dict[str, str] = {}
         ensure_math(store.db.conn)
 
@@ -311,6 +315,21 @@ class RetainJob:
                 self.dedup.remember = remember
         return len(rows)
 
+    def batch_ended(self) -> None:
+        """Note, once a batch has committed, what the next batch checks before keeping its caches.
+
+        ``PRAGMA data_version`` moves when another connection commits; the
+        connection's ``total_changes`` when anything on it writes (a progress
+        callback archiving a memory, say). A batch not preceded by this call
+        keeps nothing.
+        """
+        self._quiet = self._state()
+
+    def _state(self) -> tuple[int, int]:
+        conn = self.store.db.conn
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        return int(version), conn.total_changes
+
     def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:
         parsed: list[tuple[str, str | Observation]] = []
         for ident, document in rows:
@@ -319,13 +338,13 @@ class RetainJob:
             except Exception:  # read again (and failed alone, with its reason) in _one
                 parsed.append((ident, document))
         self.resolver.forget()  # other writers may have changed entities between batches
-        (version,) = self.store.db.conn.execute("PRAGMA data_version").fetchone()
-        if not self.keeps_windows or version != self._version:
+        if not self.keeps_windows or self._quiet != self._state():
             self.dedup.forget()  # and memories
             self.topics = Topics(self.store)  # and observations
+            self.texts.clear()  # and forget blanks observations
         elif len(self.topics) > TOPICS_KEPT:
             self.topics = Topics(self.store)
-        self._version = version
+        self._quiet = None
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
