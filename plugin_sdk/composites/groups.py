@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.migrations import HEAD_SQL, NOTE_SQL
+from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:

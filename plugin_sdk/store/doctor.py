@@ -142,6 +142,17 @@ def _schema(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime
                 fixed = True
             hint = "" if fixable else " (restore the file from a backup)"
             report.add("schema", "error", f"{kind} missing: {name}{hint}", fixed)
+        for kind, name in fence.changed_objects(db):
+            sql = expected[(kind, name)]
+            fixable = kind in ("index", "trigger", "view") and sql is not None
+            fixed = False
+            if repair and fixable and sql is not None:
+                with db.atomic():  # the same object, rebuilt from the migrations' SQL
+                    db.execute(f"DROP {kind.upper()} [{name}]")
+                    db.execute(sql)
+                fixed = True
+            hint = "" if fixable else " (restore the file from a backup)"
+            report.add("schema", "error", f"{kind} differs from its migration: {name}{hint}", fixed)
     version = fence.user_version(db)
     if applied and version != len(applied):
         fixed = False

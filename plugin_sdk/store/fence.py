@@ -9,7 +9,8 @@ user_version`` (the number of applied steps); the others wait for the lock and
 then find nothing left to do. A kill mid-way leaves the file as it was.
 
 :func:`differences` compares the file with what its migration records promise:
-every table, index and trigger the applied steps create (the expected set is
+every table, index, trigger and view the applied steps create, each with the
+SQL they create it with (compared after :func:`~plugin_sdk.store.schema.normalise`) (the expected set is
 built once per process by running the steps on an empty in-memory database), no
 record missing before a later one, and ``user_version`` equal to the number of
 records. A store that differs is refused on opening with
@@ -28,6 +29,7 @@ from plugin_sdk.errors import SchemaMismatch, SchemaTooNew, StoreError
 from plugin_sdk.store import driver
 from plugin_sdk.store.migrate import apply as apply_pending
 from plugin_sdk.store.migrations import KNOWN, migrations
+from plugin_sdk.store.schema import normalise
 
 # Objects SQLite makes on its own, which no migration names.
 _INTERNAL = ("sqlite_stat", "sqlite_sequence")
@@ -68,6 +70,20 @@ def missing_objects(db: Database) -> list[tuple[str, str]]:
     return sorted(expected_objects() - _objects(db))
 
 
+def changed_objects(db: Database) -> list[tuple[str, str]]:
+    """Expected tables, indexes, triggers and views whose SQL in the file differs (normalised)."""
+    have = {
+        (kind, name): sql
+        for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master")
+        if sql is not None and not name.startswith(_INTERNAL)
+    }
+    return sorted(
+        key
+        for key, sql in expected_schema().items()
+        if sql is not None and key in have and normalise(have[key]) != normalise(sql)
+    )
+
+
 def applied(db: Database) -> list[str]:
     """Names of the applied migration steps, in the order they were applied."""
     return [m.name for m in migrations.applied(db)]
@@ -106,6 +122,8 @@ def differences(db: Database) -> list[str]:
     if names and names == KNOWN[: len(names)] and len(names) == len(KNOWN):
         for kind, name in missing_objects(db):
             found.append(f"{kind} missing: {name}")
+        for kind, name in changed_objects(db):
+            found.append(f"{kind} differs from its migration: {name}")
     version = user_version(db)
     if names and version not in (0, len(names)):
         found.append(f"user_version is {version} but {len(names)} migration steps are recorded")

@@ -903,11 +903,13 @@ CASE
 END"""
 
 
+# Frozen with m015: never edited. The live annotation SQL the read path runs is
+# plugin_sdk/store/tables/toc.py's; a change to it is a new migration.
 # What one expand of a memory shows, as the block writes it inside the id
 # bracket: per composite it heads with active members, in type order,
 # "9 details", "12 groups, 480 memories" (a group of the map: its sizes as
 # the map task recorded them), "3 causes", "4 alternatives"; NULL for none.
-NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
+_M015_NOTE = """(SELECT group_concat(words, '; ') FROM (
     SELECT CASE
         WHEN json_extract(c.layout, '$.map.groups') > 0
             THEN json_extract(c.layout, '$.map.groups') || ' groups, '
@@ -930,7 +932,7 @@ NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
     WHERE c.n > 0
     ORDER BY CASE c.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
              ELSE 3 END, c.id))"""
-HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
+_M015_HEAD = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
     AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
                 ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
     ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
@@ -983,8 +985,8 @@ def m015_toc_rank(db: Database) -> None:
         CREATE VIEW toc_rank_source AS
             SELECT m.id AS memory_id, m.project, m.category, m.kind, {_TOC_TIER} AS tier,
                    m.importance, coalesce(g.strength, -1.0) AS strength, m.seen_count,
-                   m.last_seen_at, m.token_count, m.tokenizer, {HEAD_SQL.format(head="m.id")} AS head,
-                   {NOTE_SQL.format(head="m.id")} AS note,
+                   m.last_seen_at, m.token_count, m.tokenizer, {_M015_HEAD.format(head="m.id")} AS head,
+                   {_M015_NOTE.format(head="m.id")} AS note,
                    (m.scope = 'global' AND m.shareable = 1) AS shared
             FROM memories m LEFT JOIN memory_cells g ON g.memory_id = m.id
             WHERE m.status = 'active';

@@ -1,0 +1,7 @@
+"""``python -m plugin_sdk.store.schema write|docs`` (see the package docstring)."""
+
+import sys
+
+from plugin_sdk.store.schema import main
+
+raise SystemExit(main(iter(sys.argv[1:])))

@@ -1,0 +1,42 @@
+"""The table of contents' ranking (``toc_rank``) and the annotation SQL read with it.
+
+``toc_rank`` is kept by triggers (see ``schema.sql``); this module holds the
+statements that read a head's annotation at read time, the same SQL the
+``toc_rank_source`` view runs (a test keeps the two equal: a change here is a
+new migration that replaces the view).
+"""
+
+from __future__ import annotations
+
+# What one expand of a memory shows, as the block writes it inside the id
+# bracket: per composite it heads with active members, in type order,
+# "9 details", "12 groups, 480 memories" (a group of the map: its sizes as
+# the map task recorded them), "3 causes", "4 alternatives"; NULL for none.
+NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
+    SELECT CASE
+        WHEN json_extract(c.layout, '$.map.groups') > 0
+            THEN json_extract(c.layout, '$.map.groups') || ' groups, '
+                 || json_extract(c.layout, '$.map.memories') || ' memories'
+        WHEN json_extract(c.layout, '$.map.memories') IS NOT NULL
+            THEN json_extract(c.layout, '$.map.memories')
+                 || CASE json_extract(c.layout, '$.map.memories') WHEN 1 THEN ' memory'
+                    ELSE ' memories' END
+        ELSE c.n || ' ' || CASE c.type
+            WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END
+            WHEN 'theme' THEN CASE c.n WHEN 1 THEN 'memory' ELSE 'memories' END
+            WHEN 'cause' THEN CASE c.n WHEN 1 THEN 'cause' ELSE 'causes' END
+            ELSE CASE c.n WHEN 1 THEN 'alternative' ELSE 'alternatives' END END
+    END AS words
+    FROM (SELECT t.id, t.type, t.layout,
+                 (SELECT count(*) FROM composite_members d JOIN memories x
+                  ON x.id = d.member_memory_id AND x.status = 'active'
+                  WHERE d.composite_id = t.id) AS n
+          FROM composites t WHERE t.head_memory_id = {head}) AS c
+    WHERE c.n > 0
+    ORDER BY CASE c.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, c.id))"""
+HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
+    AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
+                ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
+    ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, t.id LIMIT 1)"""
