@@ -41,6 +41,7 @@ from plugin_sdk.store.memories import Memories
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
 from plugin_sdk.store.paths import user_dir
 from plugin_sdk.store.project import project_for
+from plugin_sdk.store.tables import Tables
 from plugin_sdk.store.tokens import TokenCounter, default_counter
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ class Store:
             raise
         self.project = project if project is not None else project_for()
         self.memories = Memories(self)
+        self.tables = Tables(self)
 
     if TYPE_CHECKING:
         criteria: Criteria
