@@ -60,9 +60,7 @@ _ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at 
 
 def category_order(store: Store) -> list[tuple[str, str, int]]:
     """Active categories as (name, kind, priority): directives first, then priority, name."""
-    rows = store.db.execute(
-        "SELECT name, kind, priority FROM categories WHERE status = 'active'"
-    ).fetchall()
+    rows = store.tables.packs.active_priorities()
     return sorted(rows, key=lambda r: (r[1] != "intent", r[2], r[0]))
 
 

@@ -40,6 +40,7 @@ class Criteria:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        self.rows = store.tables.packs
 
     def show(self, category: str | None = None) -> list[Category]:
         """Active categories with effective criteria and where each field comes from."""
@@ -54,10 +55,7 @@ class Criteria:
         old = self._row(category, field)
         now = self.store.now()
         with self.store.atomic():
-            self.db.execute(
-                "UPDATE criteria SET user_override = ?, updated_at = ? WHERE category = ? AND field = ?",
-                [_dump(value), now, category, field],
-            )
+            self.rows.set_override(category, field, _dump(value), now)
             self.record(category, field, "override", _effective(old), value, note=note)
         return self.store.category(category)
 
@@ -73,10 +71,7 @@ class Criteria:
                 row = self._row(category, name)
                 if row["user_override"] is None:
                     continue
-                self.db.execute(
-                    "UPDATE criteria SET user_override = NULL, updated_at = ? WHERE category = ? AND field = ?",
-                    [now, category, name],
-                )
+                self.rows.clear_override(category, name, now)
                 self.record(
                     category, name, "reset", _effective(row), json.loads(row["pack_default"])
                 )
@@ -84,15 +79,6 @@ class Criteria:
 
     def history(self, category: str | None = None, field: str | None = None) -> list[CriteriaEvent]:
         """Every recorded change, oldest first, optionally for one category and field."""
-        clauses, params = [], []
-        if category is not None:
-            clauses.append("category = ?")
-            params.append(category)
-        if field is not None:
-            clauses.append("field = ?")
-            params.append(field)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self.db.query(f"SELECT * FROM criteria_history {where} ORDER BY id", params)
         return [
             CriteriaEvent(
                 id=row["id"],
@@ -106,7 +92,7 @@ class Criteria:
                 note=row["note"],
                 at=row["at"],
             )
-            for row in rows
+            for row in self.rows.history(category, field)
         ]
 
     def record(
@@ -122,32 +108,23 @@ class Criteria:
         note: str | None = None,
     ) -> None:
         """Append one history row (call inside the transaction making the change)."""
-        self.db.execute(
-            """INSERT INTO criteria_history
-               (category, field, source, pack, pack_version, old_value, new_value, note, at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [
-                category,
-                field,
-                source,
-                pack,
-                pack_version,
-                None if old is None else _dump(old),
-                None if new is None else _dump(new),
-                note,
-                self.store.now(),
-            ],
+        self.rows.add_history(
+            category,
+            field,
+            source,
+            pack,
+            pack_version,
+            None if old is None else _dump(old),
+            None if new is None else _dump(new),
+            note,
+            self.store.now(),
         )
 
     def _row(self, category: str, field: str) -> dict[str, Any]:
-        rows = list(
-            self.db.query(
-                "SELECT * FROM criteria WHERE category = ? AND field = ?", [category, field]
-            )
-        )
-        if not rows:
+        row = self.rows.criterion(category, field)
+        if row is None:
             raise InvalidCriteria(f"category {category!r} has no criteria field {field!r}")
-        return rows[0]
+        return row
 
 
 def check_field(field: str) -> None:

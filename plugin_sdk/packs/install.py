@@ -79,10 +79,11 @@ class Packs:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        self.rows = store.tables.packs
         self._derived: dict[str, tuple[Any, Any]] = {}  # see derived()
 
     def installed(self) -> list[InstalledPack]:
-        return [InstalledPack(**row) for row in self.db.query("SELECT * FROM packs ORDER BY name")]
+        return [InstalledPack(**row) for row in self.rows.all()]
 
     def derived(self, name: str, build: Callable[[list[tuple[str, dict[str, Any]]]], T]) -> T:
         """A policy built from the installed packs' documents, in install order.
@@ -93,21 +94,11 @@ class Packs:
         The grid (``grid/policy.py``) and the retain policy
         (``retain/routing.py``) are built this way.
         """
-        key = tuple(
-            (row["name"], row["content_hash"])
-            for row in self.db.query(
-                "SELECT name, content_hash FROM packs ORDER BY installed_at, rowid"
-            )
-        )
+        key = tuple(self.rows.hashes())
         cached = self._derived.get(name)
         if cached is not None and cached[0] == key:
             return cast(T, cached[1])
-        documents = [
-            (row["name"], json.loads(row["document"]))
-            for row in self.db.query(
-                "SELECT name, document FROM packs ORDER BY installed_at, rowid"
-            )
-        ]
+        documents = [(name, json.loads(document)) for name, document in self.rows.documents()]
         result = build(documents)
         self._derived[name] = (key, result)
         return result
@@ -133,8 +124,7 @@ class Packs:
                     f"use upgrade to move to {pack.version}"
                 )
             self._refuse_clashes(pack, list(pack.categories))
-            self.db.execute(
-                "INSERT INTO packs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            self.rows.insert(
                 [
                     pack.name,
                     pack.version,
@@ -166,12 +156,7 @@ class Packs:
                 f"pack {pack.name!r} {installed.version} is installed; {pack.version} is older "
                 "and downgrades are refused; nothing was changed"
             )
-        old = {
-            row["name"]: row
-            for row in self.db.query(
-                "SELECT * FROM categories WHERE pack = ? AND status = 'active'", [pack.name]
-            )
-        }
+        old = {row["name"]: row for row in self.rows.active_of(pack.name)}
         removed = sorted(set(old) - set(pack.categories), key=lambda n: (old[n]["priority"], n))
         added = [name for name in by_priority(pack) if name not in old]
         plan = _check_mapping(pack, installed.version, removed, added, mapping)
@@ -180,18 +165,14 @@ class Packs:
             pack.name, installed.version, pack.version, grid_kept=self._grid_kept(pack)
         )
         with self.store.atomic():
-            self.db.execute(
-                """UPDATE packs SET version = ?, description = ?, content_hash = ?, source = ?,
-                   document = ?, updated_at = ? WHERE name = ?""",
-                [
-                    pack.version,
-                    pack.description,
-                    pack.content_hash,
-                    pack.source,
-                    _document(pack),
-                    self.store.now(),
-                    pack.name,
-                ],
+            self.rows.update(
+                pack.name,
+                version=pack.version,
+                description=pack.description,
+                content_hash=pack.content_hash,
+                source=pack.source,
+                document=_document(pack),
+                now=self.store.now(),
             )
             for name in added:
                 self._add_category(pack, pack.categories[name], "upgrade")
@@ -214,10 +195,7 @@ class Packs:
 
     def _grid_kept(self, pack: Pack) -> list[str]:
         """Grid and graph keys of ``pack`` that an earlier-installed pack sets differently."""
-        names = [
-            row["name"]
-            for row in self.db.query("SELECT name FROM packs ORDER BY installed_at, rowid")
-        ]
+        names = self.rows.names()
         by_name = {p.name: p for p in self.installed()}
         order = [by_name[name] for name in names]
         before = order[: names.index(pack.name)] if pack.name in names else order
@@ -227,43 +205,25 @@ class Packs:
 
     def _refuse_clashes(self, pack: Pack, names: list[str]) -> None:
         for name in names:
-            rows = list(self.db.query("SELECT pack FROM categories WHERE name = ?", [name]))
-            if rows and rows[0]["pack"] != pack.name:
+            owner = self.rows.pack_of(name)
+            if owner is not None and owner != pack.name:
                 raise PackConflict(
                     f"pack {pack.name!r} declares category {name!r}, which belongs to pack "
-                    f"{rows[0]['pack']!r} in this store; nothing was changed"
+                    f"{owner!r} in this store; nothing was changed"
                 )
 
     def _add_category(self, pack: Pack, spec: CategorySpec, source: str) -> None:
         now = self.store.now()
-        existing = list(self.db.query("SELECT name FROM categories WHERE name = ?", [spec.name]))
-        if existing:  # a category this pack retired earlier comes back
-            self.db.execute(
-                """UPDATE categories SET kind = ?, priority = ?, promotable = ?, label = ?,
-                   status = 'active', renamed_to = NULL, updated_at = ? WHERE name = ?""",
-                [spec.kind, spec.priority, int(spec.promotable), spec.label, now, spec.name],
-            )
-            self.db.execute("DELETE FROM criteria WHERE category = ?", [spec.name])
+        attributes = (spec.kind, spec.priority, spec.promotable, spec.label)
+        if (
+            self.rows.pack_of(spec.name) is not None
+        ):  # a category this pack retired earlier comes back
+            self.rows.revive(spec.name, *attributes, now)
         else:
-            self.db.execute(
-                "INSERT INTO categories VALUES (?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?)",
-                [
-                    spec.name,
-                    pack.name,
-                    spec.kind,
-                    spec.priority,
-                    int(spec.promotable),
-                    spec.label,
-                    now,
-                    now,
-                ],
-            )
+            self.rows.insert_category(spec.name, pack.name, *attributes, now)
         for field in CRITERIA_FIELDS:
             value = spec.criteria[field]
-            self.db.execute(
-                "INSERT INTO criteria VALUES (?, ?, ?, NULL, ?)",
-                [spec.name, field, json.dumps(value, ensure_ascii=False), now],
-            )
+            self.rows.insert_criterion(spec.name, field, json.dumps(value, ensure_ascii=False), now)
             self.store.criteria.record(
                 spec.name, field, source, None, value, pack=pack.name, pack_version=pack.version
             )
@@ -287,27 +247,22 @@ class Packs:
                     pack_version=pack.version,
                 )
                 report.changed.append(f"{spec.name}.{attribute}")
-        self.db.execute(
-            "UPDATE categories SET kind = ?, priority = ?, promotable = ?, label = ?, updated_at = ? WHERE name = ?",
-            [spec.kind, spec.priority, int(spec.promotable), spec.label, now, spec.name],
+        self.rows.update_category(
+            spec.name, spec.kind, spec.priority, spec.promotable, spec.label, now
         )
         if spec.kind != row["kind"]:
             self.db.execute(
                 "UPDATE memories SET kind = ? WHERE category = ?", [spec.kind, spec.name]
             )
         for field in CRITERIA_FIELDS:
-            current = next(
-                self.db.query(
-                    "SELECT * FROM criteria WHERE category = ? AND field = ?", [spec.name, field]
-                )
-            )
+            current = self.rows.criterion(spec.name, field)
+            assert current is not None  # every active category has every field
             old_default = json.loads(current["pack_default"])
             new_default = spec.criteria[field]
             if old_default == new_default:
                 continue
-            self.db.execute(
-                "UPDATE criteria SET pack_default = ?, updated_at = ? WHERE category = ? AND field = ?",
-                [json.dumps(new_default, ensure_ascii=False), now, spec.name, field],
+            self.rows.set_default(
+                spec.name, field, json.dumps(new_default, ensure_ascii=False), now
             )
             note = "user override kept" if current["user_override"] is not None else None
             record(
@@ -326,9 +281,7 @@ class Packs:
 
     def _retire(self, pack: Pack, name: str) -> int:
         now = self.store.now()
-        self.db.execute(
-            "UPDATE categories SET status = 'retired', updated_at = ? WHERE name = ?", [now, name]
-        )
+        self.rows.retire(name, now)
         cursor = self.db.execute(
             """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
                WHERE category = ? AND status IN ('active', 'pending')""",
@@ -368,10 +321,7 @@ class Packs:
             # Same text already in the target: fold into it, keeping the row.
             self.store.memories.fold(row["id"], clash[0])
             folded += 1
-        self.db.execute(
-            "UPDATE categories SET status = 'retired', renamed_to = ?, updated_at = ? WHERE name = ?",
-            [new, now, old],
-        )
+        self.rows.retire_renamed(old, new, now)
         self.store.criteria.record(
             old,
             "name",
@@ -387,19 +337,12 @@ class Packs:
         return moved, folded
 
     def _carry_overrides(self, pack: Pack, old: str, new: str, report: UpgradeReport) -> None:
-        overrides = self.db.query(
-            "SELECT field, user_override FROM criteria WHERE category = ? AND user_override IS NOT NULL",
-            [old],
-        )
-        for row in list(overrides):
-            self.db.execute(
-                "UPDATE criteria SET user_override = ?, updated_at = ? WHERE category = ? AND field = ?",
-                [row["user_override"], self.store.now(), new, row["field"]],
-            )
-            value = json.loads(row["user_override"])
+        for field, override in self.rows.overrides(old):
+            self.rows.set_override(new, field, override, self.store.now())
+            value = json.loads(override)
             self.store.criteria.record(
                 new,
-                row["field"],
+                field,
                 "rename",
                 None,
                 value,
@@ -407,7 +350,7 @@ class Packs:
                 pack_version=pack.version,
                 note=f"user override carried over from {old}",
             )
-            report.overrides_kept.append(f"{new}.{row['field']}")
+            report.overrides_kept.append(f"{new}.{field}")
 
 
 def by_priority(pack: Pack) -> list[str]:

@@ -37,12 +37,7 @@ def names_in(text: str) -> list[str]:
 
 def stale_in_store(store: Store) -> list[str]:
     """Criteria fields of active categories that name a retired category (one line each)."""
-    retired: dict[str, str | None] = {
-        row["name"]: row["renamed_to"]
-        for row in store.db.query(
-            "SELECT name, renamed_to FROM categories WHERE status != 'active'"
-        )
-    }
+    retired = store.tables.packs.retired()
     if not retired:
         return []
     found = []
@@ -57,15 +52,8 @@ def stale_in_store(store: Store) -> list[str]:
 
 def gone_in_pack(pack: Pack, store: Store) -> list[str]:
     """Criteria fields of ``pack`` that name a category gone from ``store`` once it is installed."""
-    gone: dict[str, str | None] = {
-        row["name"]: row["renamed_to"]
-        for row in store.db.query(
-            "SELECT name, renamed_to FROM categories WHERE status != 'active'"
-        )
-    }
-    for row in store.db.query(
-        "SELECT name FROM categories WHERE pack = ? AND status = 'active'", [pack.name]
-    ):
+    gone = store.tables.packs.retired()
+    for row in store.tables.packs.active_of(pack.name):
         if row["name"] not in pack.categories:
             gone[row["name"]] = None
     found = []

@@ -15,7 +15,6 @@ instead of failing with "database is locked".
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -38,7 +37,7 @@ from plugin_sdk.store.locking import (
     retrying,
 )
 from plugin_sdk.store.memories import Memories
-from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
+from plugin_sdk.store.models import Category
 from plugin_sdk.store.paths import user_dir
 from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tables import Tables
@@ -276,28 +275,11 @@ class Store:
 
     def categories(self, *, include_retired: bool = False) -> list[Category]:
         """Categories in priority order (then name), with effective criteria."""
-        where = "" if include_retired else "WHERE c.status = 'active'"
-        rows = list(
-            self.db.query(f"SELECT c.* FROM categories c {where} ORDER BY c.priority, c.name")
-        )
-        crit: dict[str, dict[str, Criterion]] = {}
-        for row in self.db.query("SELECT * FROM criteria"):
-            default = json.loads(row["pack_default"])
-            override = None if row["user_override"] is None else json.loads(row["user_override"])
-            crit.setdefault(row["category"], {})[row["field"]] = Criterion(
-                field=row["field"],
-                value=default if override is None else override,
-                source="pack" if override is None else "override",
-                pack_default=default,
-                user_override=override,
-            )
-        return [_category(row, crit.get(row["name"], {})) for row in rows]
+        return self.tables.packs.categories(include_retired=include_retired)
 
     def category_names(self, *, include_retired: bool = False) -> list[str]:
         """Names of the active categories (or all), in priority order."""
-        where = "" if include_retired else "WHERE status = 'active'"
-        sql = f"SELECT name FROM categories {where} ORDER BY priority, name"
-        return [row["name"] for row in self.db.query(sql)]
+        return self.tables.packs.category_names(include_retired=include_retired)
 
     def category(self, name: str, *, where: str = "") -> Category:
         """One active category; :class:`UnknownCategory` lists the others."""
@@ -308,41 +290,13 @@ class Store:
 
     def renamed_to(self, name: str) -> str | None:
         """The active category a retired category was renamed to (following renames), if any."""
-        seen = {name}
-        current = name
-        while True:
-            row = self.db.execute(
-                "SELECT status, renamed_to FROM categories WHERE name = ?", [current]
-            ).fetchone()
-            if row is None:
-                return None
-            if row[0] == "active":
-                return current if current != name else None
-            if not row[1] or row[1] in seen:
-                return None
-            seen.add(row[1])
-            current = row[1]
+        return self.tables.packs.renamed_to(name)
 
     def unknown_category(self, name: str, *, where: str = "") -> UnknownCategory:
         """The error for a category the store does not have: its categories, any rename."""
         return UnknownCategory(
             name, self.category_names(), where=where, renamed_to=self.renamed_to(name)
         )
-
-
-def _category(row: dict[str, Any], criteria: dict[str, Criterion]) -> Category:
-    ordered = {field: criteria[field] for field in CRITERIA_FIELDS if field in criteria}
-    return Category(
-        name=row["name"],
-        pack=row["pack"],
-        kind=row["kind"],
-        priority=row["priority"],
-        promotable=bool(row["promotable"]),
-        label=row["label"],
-        status=row["status"],
-        renamed_to=row["renamed_to"],
-        criteria=ordered,
-    )
 
 
 def _connect(path: str) -> StoreDatabase:

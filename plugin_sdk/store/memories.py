@@ -278,8 +278,7 @@ class Memories:
             raise ForgottenText(row[0])
 
     def _active_kinds(self) -> dict[str, str]:
-        # The connection itself: sqlite-utils' ``query`` wraps a read in a savepoint.
-        return dict(self.db.conn.execute(bulk.ACTIVE_KINDS).fetchall())
+        return self.store.tables.packs.active_kinds()
 
     # Reading
 

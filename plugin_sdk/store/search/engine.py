@@ -52,11 +52,11 @@ def scope_match(project: str) -> str:
 
 def stopwords(store: Store, language: str) -> frozenset[str]:
     """The shipped list for ``language`` plus every installed pack's ``search.stopwords``."""
-    key = (language, *(tuple(r) for r in store.db.execute("SELECT name, content_hash FROM packs")))
+    key = (language, *store.tables.packs.hashes())
     cache: dict[Any, frozenset[str]] = store.__dict__.setdefault("_stopwords", {})
     if key not in cache:
         words = set(q.shipped_stopwords(language))
-        for (document,) in store.db.execute("SELECT document FROM packs"):
+        for _, document in store.tables.packs.documents():
             for word in json.loads(document).get("search", {}).get("stopwords", []):
                 words.update(q.tokens(word))
         cache.clear()

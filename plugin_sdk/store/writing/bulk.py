@@ -48,8 +48,6 @@ if TYPE_CHECKING:
 #: (999 before SQLite 3.32), with the project and category beside them.
 CHUNK = 500
 
-ACTIVE_KINDS = "SELECT name, kind FROM categories WHERE status = 'active'"
-
 _INSERT = """
 INSERT INTO memories (
     project, kind, category, content, normalized_hash, status, importance, scope,
@@ -140,7 +138,7 @@ def write_many(
     """Write ``items`` in one transaction (see the module docstring); nothing on error."""
     conn = store.db.conn
     with store.atomic():
-        kinds = dict(conn.execute(ACTIVE_KINDS).fetchall())
+        kinds = store.tables.packs.active_kinds()
         checked, failure = check(store, kinds, items, project)
         refuse_forgotten(conn, checked)
         if failure is not None:
