@@ -68,25 +68,18 @@ class Composites:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        self.rows = store.tables.composites
 
     # Reading
 
     def get(self, composite_id: int) -> Composite:
         """A composite whose head the store's project may read; :class:`NotFound` otherwise."""
         check_id(composite_id, "composite")
-        row = self.db.execute("SELECT * FROM composites WHERE id = ?", [composite_id]).fetchone()
-        head = None if row is None else self._head_row(row[2])
-        if head is None or not readable(head, self.store.project):
+        data = self.rows.row(composite_id)
+        head = None if data is None else self._head_row(data["head_memory_id"])
+        if data is None or head is None or not readable(head, self.store.project):
             raise NotFound(f"no composite with id {composite_id} in project {self.store.project!r}")
-        columns = [d[0] for d in self.db.execute("SELECT * FROM composites LIMIT 0").description]
-        data = dict(zip(columns, row, strict=True))
-        members = [
-            r[0]
-            for r in self.db.execute(
-                "SELECT member_memory_id FROM composite_members WHERE composite_id = ? ORDER BY position",
-                [composite_id],
-            )
-        ]
+        members = self.rows.member_ids(composite_id)
         return Composite(
             id=data["id"],
             type=data["type"],
@@ -102,34 +95,20 @@ class Composites:
 
     def by_head(self, memory_id: int) -> list[Composite]:
         """Composites headed by a memory (the injection path)."""
-        rows = self.db.execute(
-            "SELECT id FROM composites WHERE head_memory_id = ? ORDER BY id", [memory_id]
-        )
-        return [self.get(r[0]) for r in rows.fetchall()]
+        return [self.get(i) for i in self.rows.ids_headed_by(memory_id)]
 
     def by_member(self, memory_id: int) -> list[Composite]:
         """Composites a memory belongs to (the provenance path)."""
-        rows = self.db.execute(
-            "SELECT composite_id FROM composite_members WHERE member_memory_id = ? ORDER BY composite_id",
-            [memory_id],
-        )
-        return [self.get(r[0]) for r in rows.fetchall()]
+        return [self.get(i) for i in self.rows.ids_with_member(memory_id)]
 
     def all(self, *, type: str | None = None) -> list[Composite]:
         """All composites of the store's project (by their head), oldest first."""
-        sql = """SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
-                 WHERE m.project = ?"""
-        params: list[Any] = [self.store.project]
         if type is not None:
             _check_type(type)
-            sql += " AND c.type = ?"
-            params.append(type)
-        return [self.get(r[0]) for r in self.db.execute(sql + " ORDER BY c.id", params).fetchall()]
+        return [self.get(i) for i in self.rows.ids_of_project(self.store.project, type)]
 
     def events(self, composite_id: int) -> list[dict[str, Any]]:
-        rows = self.db.query(
-            "SELECT * FROM composite_events WHERE composite_id = ? ORDER BY id", [composite_id]
-        )
+        rows = self.rows.events(composite_id)
         return [{**row, "detail": json.loads(row["detail"])} for row in rows]
 
     # Changing
@@ -153,17 +132,9 @@ class Composites:
                 raise CompositeError(f"memory {head} heads this composite and cannot be its member")
         now = self.store.now()
         with self.store.atomic():
-            cursor = self.db.execute(
-                """INSERT INTO composites (type, head_memory_id, cyclic, layout, created_at, updated_at)
-                   VALUES (?, ?, ?, ?, ?, ?)""",
-                [type, head, int(cyclic), None if layout is None else json.dumps(layout), now, now],
+            composite_id = self.rows.insert(
+                type, head, members, cyclic, None if layout is None else json.dumps(layout), now
             )
-            composite_id = int(cursor.lastrowid or 0)
-            for position, member in enumerate(members):
-                self.db.execute(
-                    "INSERT INTO composite_members VALUES (?, ?, ?)",
-                    [composite_id, member, position],
-                )
         return self.get(composite_id)
 
     def add(self, composite_id: int, member: int, position: int | None = None) -> Composite:
@@ -213,8 +184,7 @@ class Composites:
         """Delete a composite; its memories stay."""
         self._owned(composite_id)
         with self.store.atomic():
-            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
-            self.db.execute("DELETE FROM composites WHERE id = ?", [composite_id])
+            self.rows.delete(composite_id)
 
     # The cursor
 
@@ -251,20 +221,11 @@ class Composites:
         """Merge fate for one merged-away memory (see the module docstring)."""
         now = self.store.now()
         touched: set[int] = set()
-        for (composite_id,) in self.db.execute(
-            "SELECT composite_id FROM composite_members WHERE member_memory_id = ?", [source_id]
-        ).fetchall():
+        for composite_id in self.rows.ids_with_member(source_id):
             touched.add(composite_id)
-            head, has_target = self.db.execute(
-                """SELECT head_memory_id, EXISTS (SELECT 1 FROM composite_members
-                   WHERE composite_id = ? AND member_memory_id = ?) FROM composites WHERE id = ?""",
-                [composite_id, target_id, composite_id],
-            ).fetchone()
+            head, has_target = self.rows.head_and_has(composite_id, target_id)
             if head == target_id or has_target:
-                self.db.execute(
-                    "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
-                    [composite_id, source_id],
-                )
+                self.rows.drop_member(composite_id, source_id)
                 if head == target_id:
                     self._event(
                         composite_id,
@@ -276,23 +237,11 @@ class Composites:
                         },
                     )
             else:
-                self.db.execute(
-                    """UPDATE composite_members SET member_memory_id = ?
-                       WHERE composite_id = ? AND member_memory_id = ?""",
-                    [target_id, composite_id, source_id],
-                )
-        for (composite_id,) in self.db.execute(
-            "SELECT id FROM composites WHERE head_memory_id = ?", [source_id]
-        ).fetchall():
+                self.rows.repoint_member(composite_id, source_id, target_id)
+        for composite_id in self.rows.ids_headed_by(source_id):
             touched.add(composite_id)
-            dropped = self.db.execute(
-                "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
-                [composite_id, target_id],
-            ).rowcount
-            self.db.execute(
-                "UPDATE composites SET head_memory_id = ?, updated_at = ? WHERE id = ?",
-                [target_id, now, composite_id],
-            )
+            dropped = self.rows.drop_member(composite_id, target_id)
+            self.rows.set_head(composite_id, target_id, now)
             self._event(composite_id, "head-moved", {"from": source_id, "to": target_id})
             if dropped:
                 self._event(
@@ -304,21 +253,10 @@ class Composites:
                     },
                 )
         for composite_id in sorted(touched):
-            self._renumber(composite_id)
+            self.rows.renumber(composite_id)
             # Keep the cursor on a member, and flag sequences: their header
             # may no longer describe what they hold.
-            size = self.db.execute(
-                "SELECT count(*) FROM composite_members WHERE composite_id = ?", [composite_id]
-            ).fetchone()[0]
-            self.db.execute(
-                """UPDATE composites SET updated_at = ?,
-                       cursor = CASE WHEN cyclic = 1 THEN cursor % MAX(?, 1) ELSE MIN(cursor, ?) END,
-                       stale_since = CASE WHEN type = 'sequence' OR (type = 'theme'
-                               AND json_extract(layout, '$.map') IS NOT NULL)
-                           THEN COALESCE(stale_since, ?) ELSE stale_since END
-                   WHERE id = ?""",
-                [now, size, size, now, composite_id],
-            )
+            self.rows.settle_after_merge(composite_id, now)
 
     def drop_forgotten(self, memory_id: int) -> None:
         """A forgotten memory leaves every composite (called in the forget's transaction).
@@ -328,16 +266,9 @@ class Composites:
         as an event, without the text.
         """
         now = self.store.now()
-        for (composite_id,) in self.db.execute(
-            "SELECT composite_id FROM composite_members WHERE member_memory_id = ?", [memory_id]
-        ).fetchall():
-            self.db.execute(
-                "DELETE FROM composite_members WHERE composite_id = ? AND member_memory_id = ?",
-                [composite_id, memory_id],
-            )
-            layout = self.db.execute(
-                "SELECT layout FROM composites WHERE id = ?", [composite_id]
-            ).fetchone()[0]
+        for composite_id in self.rows.ids_with_member(memory_id):
+            self.rows.drop_member(composite_id, memory_id)
+            layout = self.rows.layout(composite_id)
             if layout is not None:
                 data = json.loads(layout)
                 if isinstance(data, dict) and isinstance(data.get("members"), list):
@@ -347,22 +278,13 @@ class Composites:
                         if not (isinstance(e, dict) and e.get("id") == memory_id)
                     ]
                     layout = json.dumps(data)
-            self.db.execute(
-                """UPDATE composites SET layout = ?, updated_at = ?,
-                       cursor = MIN(cursor, MAX((SELECT count(*) FROM composite_members
-                                                 WHERE composite_id = ?) - 1, 0))
-                   WHERE id = ?""",
-                [layout, now, composite_id, composite_id],
-            )
-            self._renumber(composite_id)
+            self.rows.set_layout_after_drop(composite_id, layout, now)
+            self.rows.renumber(composite_id)
             self._event(
                 composite_id, "membership-dropped", {"member": memory_id, "why": "forgotten"}
             )
-        for (composite_id,) in self.db.execute(
-            "SELECT id FROM composites WHERE head_memory_id = ?", [memory_id]
-        ).fetchall():
-            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
-            self.db.execute("DELETE FROM composites WHERE id = ?", [composite_id])
+        for composite_id in self.rows.ids_headed_by(memory_id):
+            self.rows.delete(composite_id)
             self._event(
                 composite_id, "deleted", {"head": memory_id, "why": "its head was forgotten"}
             )
@@ -374,71 +296,28 @@ class Composites:
         (themes with a ``map`` layout) it belongs to: their labels are
         refreshed by the ``map`` task, the sequences' headers by ``sync-headers``.
         """
-        cursor = self.db.execute(
-            """UPDATE composites SET stale_since = COALESCE(stale_since, ?)
-               WHERE (type = 'sequence' OR (type = 'theme' AND json_extract(layout, '$.map')
-                                            IS NOT NULL))
-                 AND id IN
-                   (SELECT composite_id FROM composite_members WHERE member_memory_id = ?)""",
-            [self.store.now(), member_id],
-        )
-        return int(cursor.rowcount)
+        return self.rows.mark_stale(member_id, self.store.now())
 
     def stale(self, *, type: str | None = None) -> list[Composite]:
         """Stale composites of the store's project (of one type, if given), oldest first."""
-        rows = self.db.execute(
-            """SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
-               WHERE m.project = ? AND c.stale_since IS NOT NULL AND (? IS NULL OR c.type = ?)
-               ORDER BY c.stale_since, c.id""",
-            [self.store.project, type, type],
-        )
-        return [self.get(r[0]) for r in rows.fetchall()]
+        return [self.get(i) for i in self.rows.stale_ids(self.store.project, type)]
 
     def clear_stale(self, composite_id: int) -> None:
-        self.db.execute(
-            "UPDATE composites SET stale_since = NULL, updated_at = ? WHERE id = ?",
-            [self.store.now(), composite_id],
-        )
+        self.rows.clear_stale(composite_id, self.store.now())
 
     # Helpers
 
     def _set_members(self, composite_id: int, members: list[int]) -> Composite:
         with self.store.atomic():
-            self.db.execute("DELETE FROM composite_members WHERE composite_id = ?", [composite_id])
-            for position, member in enumerate(members):
-                self.db.execute(
-                    "INSERT INTO composite_members VALUES (?, ?, ?)",
-                    [composite_id, member, position],
-                )
-            self.db.execute(
-                "UPDATE composites SET cursor = MIN(cursor, ?), updated_at = ? WHERE id = ?",
-                [max(0, len(members) - 1) if members else 0, self.store.now(), composite_id],
-            )
+            self.rows.replace_members(composite_id, members, self.store.now())
         return self.get(composite_id)
 
     def _set_cursor(self, composite_id: int, cursor: int) -> None:
         with self.store.atomic():
-            self.db.execute(
-                "UPDATE composites SET cursor = ?, updated_at = ? WHERE id = ?",
-                [cursor, self.store.now(), composite_id],
-            )
-
-    def _renumber(self, composite_id: int) -> None:
-        rows = self.db.execute(
-            "SELECT member_memory_id FROM composite_members WHERE composite_id = ? ORDER BY position, member_memory_id",
-            [composite_id],
-        ).fetchall()
-        for position, (member,) in enumerate(rows):
-            self.db.execute(
-                "UPDATE composite_members SET position = ? WHERE composite_id = ? AND member_memory_id = ?",
-                [position, composite_id, member],
-            )
+            self.rows.set_cursor(composite_id, cursor, self.store.now())
 
     def _event(self, composite_id: int, event: str, detail: dict[str, Any]) -> None:
-        self.db.execute(
-            "INSERT INTO composite_events (composite_id, event, detail, at) VALUES (?, ?, ?, ?)",
-            [composite_id, event, json.dumps(detail), self.store.now()],
-        )
+        self.rows.add_event(composite_id, event, json.dumps(detail), self.store.now())
 
     def _live(self, memory_id: int) -> None:
         """A memory of the store's project that may head or join a composite."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -45,12 +44,8 @@ def notes(store: Store, heads: list[int]) -> dict[int, tuple[str, str]]:
     result: dict[int, tuple[str, str]] = {}
     for start in range(0, len(heads), CHUNK):
         part = heads[start : start + CHUNK]
-        rows = store.db.execute(
-            f"""SELECT m.id, {HEAD_SQL.format(head="m.id")}, {NOTE_SQL.format(head="m.id")}
-                FROM memories m WHERE m.id IN ({",".join("?" * len(part))})""",
-            part,
-        ).fetchall()
-        result.update((head, (kind, note)) for head, kind, note in rows if note)
+        rows = store.tables.composites.notes(part)
+        result.update((head, (kind, note)) for head, kind, note in rows if kind and note)
     return result
 
 
@@ -60,19 +55,10 @@ def groups(store: Store, head: int, project: str) -> list[tuple[str, list[int]]]
     Each comes with its active members that the project may read, in order
     (possibly none: a composite whose members are all behind the wall).
     """
-    kinds = dict(
-        store.db.execute(
-            "SELECT id, type FROM composites WHERE head_memory_id = ? ORDER BY id", [head]
-        ).fetchall()
-    )
+    rows = store.tables.composites
+    kinds = rows.types_headed_by(head)
     by_id: dict[int, tuple[str, list[int]]] = {cid: (kind, []) for cid, kind in kinds.items()}
-    for composite_id, member in store.db.execute(
-        f"""SELECT d.composite_id, d.member_memory_id FROM composites c
-            JOIN composite_members d ON d.composite_id = c.id
-            JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
-            WHERE c.head_memory_id = ? AND {readable_sql("m")} ORDER BY c.id, d.position""",
-        [head, project],
-    ):
+    for composite_id, member in rows.readable_members_headed_by(head, project):
         by_id[composite_id][1].append(member)
     return sorted(by_id.values(), key=lambda group: ORDER.index(group[0]))
 
@@ -92,17 +78,7 @@ def reach(store: Store, project: str, shown: list[int], depth: int = 2) -> list[
         heads = sorted(frontier)
         for start in range(0, len(heads), CHUNK):
             part = heads[start : start + CHUNK]
-            found.update(
-                row[0]
-                for row in store.db.execute(
-                    f"""SELECT d.member_memory_id FROM composites c
-                        JOIN composite_members d ON d.composite_id = c.id
-                        JOIN memories m ON m.id = d.member_memory_id
-                        WHERE m.status = 'active' AND {readable_sql("m")}
-                          AND c.head_memory_id IN ({",".join("?" * len(part))})""",
-                    [project, *part],
-                )
-            )
+            found.update(store.tables.composites.readable_members_of_heads(part, project))
         frontier = found - reached
         reached |= frontier
         levels.append(set(reached))

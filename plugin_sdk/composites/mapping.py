@@ -142,13 +142,7 @@ def _units(store: Store, project: str, category: str) -> list[Unit]:
 
 def _existing(store: Store, project: str, category: str, units: dict[int, Unit]) -> list[Group]:
     """The category's map as it is stored, top level first (members that left are dropped)."""
-    rows = store.db.execute(
-        """SELECT c.id, c.head_memory_id, c.layout, c.stale_since FROM composites c
-           JOIN memories h ON h.id = c.head_memory_id
-           WHERE h.project = ? AND h.category = ? AND h.source = ? AND h.status = 'active'
-             AND c.type = 'theme' ORDER BY c.id""",
-        [project, category, MAP_SOURCE],
-    ).fetchall()
+    rows = store.tables.composites.map_themes(project, category, MAP_SOURCE)
     groups: dict[int, Group] = {}
     members: dict[int, list[int]] = {}
     for composite_id, head, layout, stale in rows:
@@ -158,14 +152,7 @@ def _existing(store: Store, project: str, category: str, units: dict[int, Unit])
         group.cost = int(data.get("line", group.cost))
         group.stale = bool(stale)
         groups[head] = group
-        members[head] = [
-            r[0]
-            for r in store.db.execute(
-                "SELECT member_memory_id FROM composite_members WHERE composite_id = ? "
-                "ORDER BY position",
-                [composite_id],
-            )
-        ]
+        members[head] = store.tables.composites.member_ids(composite_id)
     children = set()
     for head, group in groups.items():
         for member in members[head]:
@@ -325,10 +312,7 @@ def _set_layout(store: Store, group: Group) -> None:
             "terms": group.label,
         }
     }
-    store.db.execute(
-        "UPDATE composites SET layout = ?, updated_at = ? WHERE id = ?",
-        [json.dumps(layout), store.now(), group.composite],
-    )
+    store.tables.composites.set_layout(group.composite, json.dumps(layout), store.now())
 
 
 def _text(store: Store, group: Group) -> str:

@@ -201,31 +201,14 @@ def _heads(store: Store, ids: list[int]) -> dict[int, list[int]]:
     found: dict[int, list[int]] = {}
     if not ids:
         return found
-    marks = ",".join("?" * len(ids))
-    for head, member in store.db.execute(
-        f"""SELECT c.head_memory_id, d.member_memory_id FROM composites c
-            JOIN composite_members d ON d.composite_id = c.id
-            WHERE c.type IN ('sequence', 'theme') AND c.head_memory_id IN ({marks})
-              AND d.member_memory_id IN ({marks})
-            ORDER BY c.id, d.position""",
-        [*ids, *ids],
-    ):
+    for head, member in store.tables.composites.heads_among(ids):
         found.setdefault(head, []).append(member)
     return found
 
 
 def _sequence_neighbours(store: Store, ids: list[int]) -> dict[int, list[Memory]]:
     """For each of ``ids`` in a sequence: its live neighbours there (one position away)."""
-    pairs = store.db.execute(
-        """SELECT DISTINCT x.member_memory_id, y.member_memory_id FROM composite_members x
-           JOIN composites c ON c.id = x.composite_id AND c.type = 'sequence'
-           JOIN composite_members y ON y.composite_id = x.composite_id
-               AND abs(y.position - x.position) = 1
-           JOIN memories m ON m.id = y.member_memory_id AND m.status = 'active'
-           WHERE x.member_memory_id IN (SELECT value FROM json_each(?))
-           ORDER BY x.member_memory_id, y.member_memory_id""",
-        [json.dumps(ids)],
-    ).fetchall()
+    pairs = store.tables.composites.sequence_neighbours(json.dumps(ids))
     found: dict[int, list[Memory]] = {}
     for member, neighbour in pairs:
         found.setdefault(member, []).append(store.memories.get(neighbour))

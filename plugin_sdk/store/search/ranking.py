@@ -183,15 +183,7 @@ def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> 
             other = memory_id + step
             if rows.get(other) == home:
                 gains[other] = gains.get(other, 0.0) + weights[abs(step)] * hit.lexical
-    for a, b in store.db.execute(
-        """SELECT x.member_memory_id, y.member_memory_id FROM composite_members x
-           JOIN composites c ON c.id = x.composite_id AND c.type = 'sequence'
-           JOIN composite_members y ON y.composite_id = x.composite_id
-               AND abs(y.position - x.position) = 1
-           JOIN memories m ON m.id = y.member_memory_id AND m.status = 'active'
-           WHERE x.member_memory_id IN (SELECT value FROM json_each(?))""",
-        [_ids(found)],
-    ):
+    for a, b in store.tables.composites.sequence_steps(_ids(found)):
         if abs(a - b) > 2 or rows.get(a) != rows.get(b):  # not already counted as written next
             gains[b] = gains.get(b, 0.0) + weights[1] * found[a].lexical
     for memory_id, gain in gains.items():
@@ -205,13 +197,7 @@ def _headers(store: Store, found: dict[int, Found], weight: float) -> None:
     if not weight:
         return
     best: dict[int, float] = {}
-    for head, member in store.db.execute(
-        """SELECT c.head_memory_id, d.member_memory_id FROM composite_members d
-           JOIN composites c ON c.id = d.composite_id AND c.type IN ('sequence', 'theme')
-           JOIN memories m ON m.id = c.head_memory_id AND m.status = 'active'
-           WHERE d.member_memory_id IN (SELECT value FROM json_each(?))""",
-        [_ids(found)],
-    ):
+    for head, member in store.tables.composites.live_heads_of(_ids(found)):
         best[head] = max(best.get(head, 0.0), found[member].lexical)
     for head, value in best.items():
         hit = found.get(head)

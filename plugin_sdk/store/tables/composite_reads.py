@@ -1,0 +1,125 @@
+"""The reads over composites that the block, expand, the map, recall and ranking make.
+
+Part of the owner of composites and composite_members (``composites.py``;
+reached as ``store.tables.composites``). An ``ids`` argument longer than
+``CHUNK`` is the caller's to split; ``readable_sql`` is the cross-project wall.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL
+from plugin_sdk.store.visibility import readable_sql
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.locking import StoreDatabase
+
+
+class CompositeReads:
+    """Reads joining composites, their members and the members' memories."""
+
+    db: StoreDatabase
+
+    def notes(self, heads: list[int]) -> list[tuple[int, str | None, str | None]]:
+        """``(id, first type, words)`` for each of ``heads`` (the annotation the block writes)."""
+        return self.db.execute(
+            f"""SELECT m.id, {HEAD_SQL.format(head="m.id")}, {NOTE_SQL.format(head="m.id")}
+                FROM memories m WHERE m.id IN ({",".join("?" * len(heads))})""",
+            heads,
+        ).fetchall()
+
+    def types_headed_by(self, head: int) -> dict[int, str]:
+        """Composite id -> type, for the composites ``head`` heads, oldest first."""
+        return dict(
+            self.db.execute(
+                "SELECT id, type FROM composites WHERE head_memory_id = ? ORDER BY id", [head]
+            ).fetchall()
+        )
+
+    def readable_members_headed_by(self, head: int, project: str) -> list[tuple[int, int]]:
+        """``(composite id, member)`` of ``head``'s composites: active members ``project`` may read, in order."""
+        return self.db.execute(
+            f"""SELECT d.composite_id, d.member_memory_id FROM composites c
+                JOIN composite_members d ON d.composite_id = c.id
+                JOIN memories m ON m.id = d.member_memory_id AND m.status = 'active'
+                WHERE c.head_memory_id = ? AND {readable_sql("m")} ORDER BY c.id, d.position""",
+            [head, project],
+        ).fetchall()
+
+    def readable_members_of_heads(self, heads: list[int], project: str) -> set[int]:
+        """Active members ``project`` may read of every composite one of ``heads`` heads."""
+        return {
+            row[0]
+            for row in self.db.execute(
+                f"""SELECT d.member_memory_id FROM composites c
+                    JOIN composite_members d ON d.composite_id = c.id
+                    JOIN memories m ON m.id = d.member_memory_id
+                    WHERE m.status = 'active' AND {readable_sql("m")}
+                      AND c.head_memory_id IN ({",".join("?" * len(heads))})""",
+                [project, *heads],
+            )
+        }
+
+    def map_themes(
+        self, project: str, category: str, source: str
+    ) -> list[tuple[int, int, str | None, str | None]]:
+        """``(id, head, layout, stale_since)`` of the themes headed by ``category``'s active
+        memories from ``source`` (the map's groups), oldest first."""
+        return self.db.execute(
+            """SELECT c.id, c.head_memory_id, c.layout, c.stale_since FROM composites c
+               JOIN memories h ON h.id = c.head_memory_id
+               WHERE h.project = ? AND h.category = ? AND h.source = ? AND h.status = 'active'
+                 AND c.type = 'theme' ORDER BY c.id""",
+            [project, category, source],
+        ).fetchall()
+
+    def heads_among(self, ids: list[int]) -> list[tuple[int, int]]:
+        """``(head, member)`` for sequences and themes headed by one of ``ids`` with members among them."""
+        marks = ",".join("?" * len(ids))
+        return self.db.execute(
+            f"""SELECT c.head_memory_id, d.member_memory_id FROM composites c
+                JOIN composite_members d ON d.composite_id = c.id
+                WHERE c.type IN ('sequence', 'theme') AND c.head_memory_id IN ({marks})
+                  AND d.member_memory_id IN ({marks})
+                ORDER BY c.id, d.position""",
+            [*ids, *ids],
+        ).fetchall()
+
+    def sequence_neighbours(self, ids_json: str) -> list[tuple[int, int]]:
+        """``(member, live neighbour)`` one position apart in a sequence, once each, in order
+        (``ids_json``: the members as a JSON list)."""
+        return self.db.execute(
+            """SELECT DISTINCT x.member_memory_id, y.member_memory_id FROM composite_members x
+               JOIN composites c ON c.id = x.composite_id AND c.type = 'sequence'
+               JOIN composite_members y ON y.composite_id = x.composite_id
+                   AND abs(y.position - x.position) = 1
+               JOIN memories m ON m.id = y.member_memory_id AND m.status = 'active'
+               WHERE x.member_memory_id IN (SELECT value FROM json_each(?))
+               ORDER BY x.member_memory_id, y.member_memory_id""",
+            [ids_json],
+        ).fetchall()
+
+    def sequence_steps(self, ids_json: str) -> list[tuple[int, int]]:
+        """``(member, live neighbour)`` one position apart in each sequence they share
+        (a pair per sequence; ``ids_json``: the members as a JSON list)."""
+        return self.db.execute(
+            """SELECT x.member_memory_id, y.member_memory_id FROM composite_members x
+               JOIN composites c ON c.id = x.composite_id AND c.type = 'sequence'
+               JOIN composite_members y ON y.composite_id = x.composite_id
+                   AND abs(y.position - x.position) = 1
+               JOIN memories m ON m.id = y.member_memory_id AND m.status = 'active'
+               WHERE x.member_memory_id IN (SELECT value FROM json_each(?))""",
+            [ids_json],
+        ).fetchall()
+
+    def live_heads_of(self, ids_json: str) -> list[tuple[int, int]]:
+        """``(head, member)`` for each of the members (a JSON list) in a sequence or theme
+        whose head is active."""
+        return self.db.execute(
+            """SELECT c.head_memory_id, d.member_memory_id FROM composite_members d
+               JOIN composites c ON c.id = d.composite_id AND c.type IN ('sequence', 'theme')
+               JOIN memories m ON m.id = c.head_memory_id AND m.status = 'active'
+               WHERE d.member_memory_id IN (SELECT value FROM json_each(?))""",
+            [ids_json],
+        ).fetchall()
