@@ -52,6 +52,8 @@ from plugin_sdk.grid.policy import grid
 from plugin_sdk.grid.strength import days_between, strength, weight_temporal
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.store.models import CELLS
+from plugin_sdk.store.tables import entities as entity_rows
+from plugin_sdk.store.tables import relations as relation_rows
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 PROJECT = "bench"
@@ -181,11 +183,11 @@ def run_floor(path: Path) -> float:
     db = store.db.conn
     start = time.perf_counter()
     db.execute(
-        f"SELECT max({consolidation.ENTITY_STRENGTH}) FROM entities AS e WHERE +e.project = :project",
+        f"SELECT max({entity_rows.STRENGTH}) FROM entities AS e WHERE +e.project = :project",
         params,
     ).fetchone()
     db.execute(
-        f"""SELECT max({consolidation.RELATION_WEIGHT}) FROM relations AS r
+        f"""SELECT max({relation_rows.WEIGHT}) FROM relations AS r
             JOIN temp.consolidate_sigma AS s ON s.type = r.type WHERE +r.project = :project""",
         params,
     ).fetchone()

@@ -124,20 +124,7 @@ def interaction_styles(store: Store, project: str) -> list[ProposalDraft]:
         known = store.memories.find(content, target.name, project=project)
         if known is not None and known.content == content:
             continue  # stated already (in whatever status)
-        # Links, cells and memories together: no facade reads this join.
-        evidence = [
-            row[0]
-            for row in store.db.execute(
-                f"""SELECT l.memory_id FROM memory_entities l
-                   JOIN entities e ON e.id = l.entity_id
-                   JOIN memories m ON m.id = l.memory_id
-                   JOIN memory_cells c ON c.memory_id = l.memory_id
-                   WHERE e.project = ? AND e.name = ? AND l.role = 'actor'
-                     AND c.act IN ({", ".join("?" * len(found))})
-                     AND m.status = 'active' ORDER BY l.memory_id LIMIT ?""",
-                [project, actor, *found, LIMIT],
-            ).fetchall()
-        ]
+        evidence = store.tables.entities.links.with_acts(project, actor, found, LIMIT)
         shares = " and ".join(f"{counts[a]} {a}" for a in found)
         rationale = (
             f"{shares} of {actor}'s {total} interactions: "

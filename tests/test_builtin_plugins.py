@@ -90,8 +90,9 @@ def test_no_parameter_is_typed_any(name):
 
 # SQL against the memories table where no facade covers the read: a join of
 # memories with categories, composites and cells (the injector's index-only
-# read), and of memories with entity links and cells (a detector's evidence).
-SQL_ON_MEMORIES = {"detectors", "injection"}
+# read). A detector's evidence (links, cells, memories) is the links' owner's
+# (``store.tables.entities.links.with_acts``).
+SQL_ON_MEMORIES = {"injection"}
 _MEMORIES_SQL = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+memories\b", re.IGNORECASE)
 
 

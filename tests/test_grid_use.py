@@ -10,10 +10,11 @@ from click.testing import CliRunner
 
 from plugin_sdk import Store, validate_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.grid.consolidation import _BATCH_END, _UPDATE, prepare
+from plugin_sdk.grid.consolidation import prepare
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.inject import inject
 from plugin_sdk.store.models import CELLS
+from plugin_sdk.store.tables import cells, entities, relations
 from plugin_sdk.testing import fresh_plugin_manager, grid_section, pack_document
 
 T = datetime(2026, 6, 1, tzinfo=timezone.utc)
@@ -203,10 +204,11 @@ def test_consolidation_batches_walk_id_ranges_not_project_indexes(store, phase):
     # At 1M rows a plan that sorts the project's rows for every batch made the
     # pass quadratic (bench/bench_consolidate.py): each batch must seek by id.
     prepare(store)
-    for sql in (_BATCH_END[phase], _UPDATE[phase]):
+    owner = {"entities": entities, "relations": relations, "memories": cells}[phase]
+    for sql in (owner.BATCH_END, owner.CONSOLIDATE):
         params = (
             ["p", 0, 10]
-            if sql is _BATCH_END[phase]
+            if sql is owner.BATCH_END
             else {"stamp": store.now(), "project": "p", "after": 0, "upto": 10}
         )
         plan = " ".join(row[-1] for row in store.db.execute("EXPLAIN QUERY PLAN " + sql, params))
@@ -316,3 +318,43 @@ def test_memories_by_cell_and_act(store):
         store.memories.list(cell="episodic.robot")
     with pytest.raises(MemsdkError, match="unknown act 'shouting'"):
         store.memories.list(act="shouting")
+
+
+def test_an_entity_row_by_position_is_the_entity_record():
+    # The owner reads and inserts entities by position (no dict per row): its
+    # column list must be the record's fields, in order.
+    import attrs
+
+    from plugin_sdk.grid.entities import Entity
+
+    assert [c.strip() for c in entities.COLUMNS.split(",")] == [
+        f.name for f in attrs.fields(Entity)
+    ]
+
+
+def test_the_one_relate_statement_keeps_a_weight_unless_one_is_given(store, clock):
+    # grid/relations.py and the Retain Job's lean path write edges through one statement.
+    head = store.entities.add("world:boat:ferry")
+    tail = store.entities.add("world:pier:north")
+    store.relations.relate(head.id, tail.id, "moored_at", weight=2.0)
+    rows = store.tables.relations
+    with store.atomic():
+        rows.relate("p", head.id, tail.id, "moored_at", weight=1.0, given=False, now=store.now())
+    kept = store.relations.between(head.id, tail.id, "moored_at")
+    assert (kept.weight, kept.evidence_count) == (2.0, 2)
+    with store.atomic():
+        rows.relate("p", head.id, tail.id, "moored_at", weight=0.5, given=True, now=store.now())
+    given = store.relations.between(head.id, tail.id, "moored_at")
+    assert (given.weight, given.evidence_count) == (0.5, 3)
+
+
+def test_outcomes_of_an_entity_and_of_its_memory_move_the_same_counter(store):
+    # One statement (EntityRows.add_outcomes) for store.entities.outcome and memories.outcome.
+    ferry = store.entities.add("world:boat:ferry")
+    memory = store.memories.write("The ferry leaves at nine.", "HARBOUR_LOG").id
+    store.entities.link(memory, [ferry.name])
+    store.entities.outcome(ferry.id, positive=True)
+    store.memories.outcome(memory, True)
+    store.memories.outcome(memory, False)
+    after = store.entities.get(ferry.id)
+    assert (after.positive_outcomes, after.negative_outcomes) == (2, 1)

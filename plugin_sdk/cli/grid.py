@@ -73,20 +73,11 @@ def show(db: str | None, project: str | None, as_json: bool) -> None:
 def cell_counts(store: Store) -> dict[str, dict[str, int]]:
     """Per cell: entities of the project and its active memories placed there."""
     counts: dict[str, dict[str, int]] = {}
-    for table, sql in (
-        (
-            "entities",
-            "SELECT memory_type, referent, count(*) FROM entities WHERE project = ? "
-            "AND status != 'archived' GROUP BY memory_type, referent",
-        ),
-        (
-            "memories",
-            """SELECT c.memory_type, c.referent, count(*) FROM memory_cells c
-               JOIN memories m ON m.id = c.memory_id
-               WHERE m.project = ? AND m.status = 'active' GROUP BY c.memory_type, c.referent""",
-        ),
+    for table, rows in (
+        ("entities", store.tables.entities.counts_by_cell(store.project)),
+        ("memories", store.tables.cells.counts_by_cell(store.project)),
     ):
-        for memory_type, referent, n in store.db.execute(sql, [store.project]).fetchall():
+        for memory_type, referent, n in rows:
             cell = counts.setdefault(f"{memory_type}.{referent}", {"entities": 0, "memories": 0})
             cell[table] = n
     return counts

@@ -118,12 +118,7 @@ def _cost(content: str, tokens: int, details: int) -> int:
 
 def _units(store: Store, project: str, category: str) -> list[Unit]:
     entities: dict[int, set[str]] = {}
-    for memory_id, name in store.db.execute(
-        """SELECT me.memory_id, e.name FROM memory_entities me
-           JOIN entities e ON e.id = me.entity_id JOIN memories m ON m.id = me.memory_id
-           WHERE m.project = ? AND m.category = ? AND m.status = 'active'""",
-        [project, category],
-    ):
+    for memory_id, name in store.tables.entities.links.names_in_category(project, category):
         entities.setdefault(memory_id, set()).add(entity_term(name))
     rows = store.db.execute(
         _UNITS.format(where="AND m.category = ?"), [project, MAP_SOURCE, category]

@@ -28,21 +28,8 @@ def distribution(
     ``{"world:person:anya": {"expressive": 5, "directive": 1}, ...}``, every
     act present with 0 when absent; :func:`predominant` reads it.
     """
-    params: list[Any] = [project or store.project]
-    condition = ""
-    if actor is not None:
-        condition = " AND e.id = ?"
-        params.append(store.entities.get(actor).id)
-    rows = store.db.query(
-        f"""SELECT e.name, c.act, count(*) AS n FROM memory_entities l
-            JOIN entities e ON e.id = l.entity_id
-            JOIN memories m ON m.id = l.memory_id
-            JOIN memory_cells c ON c.memory_id = l.memory_id
-            WHERE l.role = 'actor' AND e.project = ? AND m.status = 'active'
-              AND c.act IS NOT NULL{condition}
-            GROUP BY e.name, c.act ORDER BY e.name""",
-        params,
-    )
+    entity_id = store.entities.get(actor).id if actor is not None else None
+    rows = store.tables.entities.links.acts(project or store.project, entity_id)
     result: dict[str, dict[str, int]] = {}
     for row in rows:
         result.setdefault(row["name"], dict.fromkeys(ACTS, 0))[row["act"]] = row["n"]

@@ -153,11 +153,7 @@ def rule_cell(policy: Grid, text: str, category: str | None, interaction: bool) 
 
 def is_interaction(store: Store, memory_id: int) -> bool:
     """Whether a memory is linked to an actor entity (said by or to someone)."""
-    row = store.db.execute(
-        "SELECT 1 FROM memory_entities WHERE memory_id = ? AND role = 'actor' LIMIT 1",
-        [memory_id],
-    ).fetchone()
-    return row is not None
+    return store.tables.entities.links.has_actor(memory_id)
 
 
 def decide(store: Store, memory: Memory) -> CellDecision:
@@ -174,18 +170,10 @@ def decide(store: Store, memory: Memory) -> CellDecision:
 def place(store: Store, decisions: Sequence[tuple[int, CellDecision]]) -> int:
     """Write cell decisions for memories (one transaction); how many rows changed."""
     changed = 0
+    rows = store.tables.cells
     with store.atomic():
         for memory_id, d in decisions:
-            cursor = store.db.execute(
-                """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal)
-                   VALUES (?, ?, ?, ?, ?)
-                   ON CONFLICT (memory_id) DO UPDATE SET memory_type = excluded.memory_type,
-                       referent = excluded.referent, act = excluded.act, signal = excluded.signal
-                   WHERE (memory_type, referent, act, signal) IS NOT
-                         (excluded.memory_type, excluded.referent, excluded.act, excluded.signal)""",
-                [memory_id, d.memory_type, d.referent, d.act, d.signal],
-            )
-            changed += cursor.rowcount
+            changed += rows.place(memory_id, d.memory_type, d.referent, d.act, d.signal)
     return changed
 
 
@@ -198,5 +186,4 @@ def classify_cells(store: Store, memories: Sequence[Memory]) -> int:
 
 def cell_of(store: Store, memory_id: int) -> dict[str, Any] | None:
     """A memory's row in ``memory_cells``, or ``None`` if it is not placed yet."""
-    rows = list(store.db.query("SELECT * FROM memory_cells WHERE memory_id = ?", [memory_id]))
-    return rows[0] if rows else None
+    return store.tables.cells.of_memory(memory_id)

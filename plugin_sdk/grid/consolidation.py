@@ -28,7 +28,7 @@ the SQL and ``strength.py`` agree.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from plugin_sdk.grid.policy import grid
 from plugin_sdk.store import driver
@@ -37,45 +37,6 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 PHASES = ("entities", "relations", "memories")
-INFINITY = "9e999"  # SQLite reads this literal as +inf
-
-ENTITY_STRENGTH = f"""CASE WHEN e.pinned THEN {INFINITY} ELSE
-    e.base_strength
-    * pow(0.5, max(0.0, julianday(:stamp) - julianday(e.last_seen_at))
-               / (e.half_life_days * (1 + 0.5 * ((e.positive_outcomes - e.negative_outcomes) * 1.0
-                                                 / (e.positive_outcomes + e.negative_outcomes + 1)))))
-    * (1 + 0.1 * log2(e.retrieval_count + 1))
-    * e.emotional_multiplier END"""
-
-UPDATE_ENTITIES = f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
-    WHERE e.id > :after AND e.id <= :upto AND +e.project = :project"""
-
-RELATION_WEIGHT = "exp(-max(0.0, julianday(:stamp) - julianday(r.last_seen_at)) / s.sigma_days)"
-
-UPDATE_RELATIONS = f"""UPDATE relations AS r
-    SET weight_temporal = {RELATION_WEIGHT}
-    FROM temp.consolidate_sigma AS s
-    WHERE r.id > :after AND r.id <= :upto AND +r.project = :project AND s.type = r.type"""
-
-UPDATE_MEMORIES = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned THEN {INFINITY} ELSE
-        pow(0.5, max(0.0, julianday(:stamp) - julianday(m.last_seen_at)) / coalesce(c.half_life_days, g.half_life_days))
-        * (1 + 0.1 * log2(m.retrieval_count + 1)) * g.emotional_multiplier END,
-        strength_at = :stamp
-    FROM memories AS m, temp.consolidate_cells AS g
-    WHERE m.id = c.memory_id AND g.memory_type = c.memory_type AND g.referent = c.referent
-      AND c.memory_id > :after AND c.memory_id <= :upto
-      AND +m.project = :project AND +m.status = 'active'"""
-
-# Every batch is an id range: ``+project`` keeps SQLite from choosing an index
-# that starts with the project (and sorting the whole project for each batch).
-_BATCH_END = {
-    "entities": "SELECT max(id) FROM (SELECT id FROM entities WHERE +project = ? AND id > ? ORDER BY id LIMIT ?)",
-    "relations": "SELECT max(id) FROM (SELECT id FROM relations WHERE +project = ? AND id > ? ORDER BY id LIMIT ?)",
-    "memories": """SELECT max(memory_id) FROM (SELECT c.memory_id FROM memory_cells c
-                   JOIN memories m ON m.id = c.memory_id
-                   WHERE +m.project = ? AND c.memory_id > ? ORDER BY c.memory_id LIMIT ?)""",
-}
-_UPDATE = {"entities": UPDATE_ENTITIES, "relations": UPDATE_RELATIONS, "memories": UPDATE_MEMORIES}
 
 
 def ensure_math(connection: driver.Connection) -> None:
@@ -93,25 +54,11 @@ def prepare(store: Store) -> None:
     ensure_math(store.db.conn)
     policy = grid(store)
     with store.atomic():
-        for statement in (
-            """CREATE TEMP TABLE IF NOT EXISTS consolidate_cells (memory_type TEXT, referent TEXT,
-                   half_life_days REAL, emotional_multiplier REAL, PRIMARY KEY (memory_type, referent))""",
-            "CREATE TEMP TABLE IF NOT EXISTS consolidate_sigma (type TEXT PRIMARY KEY, sigma_days REAL)",
-            "DELETE FROM temp.consolidate_cells",
-            "DELETE FROM temp.consolidate_sigma",
-        ):
-            store.db.execute(statement)
-        store.db.conn.executemany(
-            "INSERT INTO temp.consolidate_cells VALUES (?, ?, ?, ?)",
-            [
-                (*cell.split("."), values.half_life_days, values.emotional_multiplier)
-                for cell, values in policy.cells.items()
-            ],
+        store.tables.cells.load_grid(
+            (*cell.split("."), values.half_life_days, values.emotional_multiplier)
+            for cell, values in policy.cells.items()
         )
-        store.db.conn.executemany(
-            "INSERT INTO temp.consolidate_sigma VALUES (?, ?)",
-            [(r.name, r.sigma_days) for r in policy.relations.values()],
-        )
+        store.tables.relations.load_sigma((r.name, r.sigma_days) for r in policy.relations.values())
 
 
 def batch(
@@ -121,16 +68,13 @@ def batch(
 
     The last id is ``after`` when the phase has nothing left.
     """
-    row = store.db.execute(_BATCH_END[phase], [project, after, size]).fetchone()
-    if row[0] is None:
-        return after, 0
-    params: dict[str, Any] = {
-        "stamp": as_of,
-        "project": project,
-        "after": after,
-        "upto": row[0],
-    }
-    return int(row[0]), store.db.execute(_UPDATE[phase], params).rowcount
+    if phase == "entities":
+        return store.tables.entities.consolidate(project, after=after, size=size, stamp=as_of)
+    if phase == "relations":
+        return store.tables.relations.consolidate(project, after=after, size=size, stamp=as_of)
+    if phase == "memories":
+        return store.tables.cells.consolidate(project, after=after, size=size, stamp=as_of)
+    raise KeyError(phase)
 
 
 def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
@@ -138,12 +82,9 @@ def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
     project = project or store.project
     one = lambda sql: int(store.db.execute(sql, [project]).fetchone()[0])  # noqa: E731
     return {
-        "entities": one("SELECT count(*) FROM entities WHERE project = ?"),
-        "relations": one("SELECT count(*) FROM relations WHERE project = ?"),
-        "memories": one(
-            """SELECT count(*) FROM memory_cells c JOIN memories m ON m.id = c.memory_id
-               WHERE m.project = ? AND m.status = 'active'"""
-        ),
+        "entities": store.tables.entities.count(project),
+        "relations": store.tables.relations.count(project),
+        "memories": store.tables.cells.count_active(project),
         "memories_unplaced": one(
             """SELECT count(*) FROM memories m WHERE m.project = ? AND m.status = 'active'
                AND NOT EXISTS (SELECT 1 FROM memory_cells c WHERE c.memory_id = m.id)"""
@@ -154,8 +95,5 @@ def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
 def unknown_relation_types(store: Store, *, project: str | None = None) -> dict[str, int]:
     """Relations whose type no installed pack declares (left untouched by the pass)."""
     known = set(grid(store).relations)
-    rows = store.db.query(
-        "SELECT type, count(*) AS n FROM relations WHERE project = ? GROUP BY type ORDER BY type",
-        [project or store.project],
-    )
-    return {row["type"]: row["n"] for row in rows if row["type"] not in known}
+    found = store.tables.relations.type_counts(project or store.project)
+    return {type: n for type, n in found.items() if type not in known}

@@ -112,12 +112,22 @@ def _entity(row: dict[str, Any]) -> Entity:
     return Entity(**row)
 
 
+_PINNED = [field.name for field in attrs.fields(Entity)].index("pinned")
+
+
+def from_row(row: tuple[Any, ...]) -> Entity:
+    """An entity from its row by position (the owner's ``COLUMNS``: no dict per row)."""
+    values = list(row)
+    values[_PINNED] = bool(values[_PINNED])
+    return Entity(*values)
+
+
 class Entities:
     """Entity operations on one store; reached as ``store.entities``."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.db = store.db
+        self.rows = store.tables.entities
 
     def add(
         self,
@@ -171,31 +181,23 @@ class Entities:
         kind, subtype = type_and_subtype(name)
         now = self.store.now()
         with self.store.atomic():
-            cursor = self.db.execute(
-                """INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
-                       base_strength, pinned, emotional_tag, half_life_days, emotional_multiplier,
-                       cell_signal, created_at, updated_at, last_seen_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [
-                    project,
-                    name,
-                    kind,
-                    subtype,
-                    memory_type,
-                    referent,
-                    status,
-                    base_strength,
-                    int(pinned),
-                    emotional_tag,
-                    half_life_days,
-                    policy.multiplier(cell, emotional_tag),
-                    signal,
-                    now,
-                    now,
-                    now,
-                ],
+            row = self.rows.insert(
+                project,
+                name,
+                kind=kind,
+                subtype=subtype,
+                memory_type=memory_type,
+                referent=referent,
+                status=status,
+                base_strength=base_strength,
+                pinned=pinned,
+                emotional_tag=emotional_tag,
+                half_life_days=half_life_days,
+                emotional_multiplier=policy.multiplier(cell, emotional_tag),
+                cell_signal=signal,
+                now=now,
             )
-        return self.get(int(cursor.lastrowid or 0))
+        return from_row(row)
 
     def ensure(self, name: str, *, project: str | None = None, **defaults: Any) -> Entity:
         """The entity with this name, created with ``defaults`` if it does not exist."""
@@ -211,9 +213,9 @@ class Entities:
         """
         if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
             entity_id = check_id(int(key), "entity")
-            rows = list(self.db.query("SELECT * FROM entities WHERE id = ?", [entity_id]))
-            if rows and (project is None or rows[0]["project"] == project):
-                return _entity(rows[0])
+            row = self.rows.by_id(entity_id)
+            if row is not None and (project is None or row["project"] == project):
+                return _entity(row)
             where = f" in project {project!r}" if project else ""
             raise NotFound(f"no entity with id {key}{where}")
         project = project or self.store.project
@@ -229,14 +231,7 @@ class Entities:
         segments = name.split(":")
         for size in range(len(segments) - 1, 0, -1):
             prefix = ":".join(segments[:size]) + ":"
-            near = [
-                row["name"]
-                for row in self.db.query(
-                    "SELECT name FROM entities WHERE project = ? AND substr(name, 1, ?) = ? "
-                    "ORDER BY name LIMIT 5",
-                    [project, len(prefix), prefix],
-                )
-            ]
+            near = self.rows.names_with_prefix(project, prefix)
             if near:
                 return f"; close: {', '.join(near)}"
         return ""
@@ -251,24 +246,19 @@ class Entities:
         limit: int | None = 100,
     ) -> list[Entity]:
         """Entities of a project, by name; filtered by cell and namespace pattern."""
-        where: builtins.list[str] = ["project = ?"]
-        params: builtins.list[Any] = [project or self.store.project]
+        conditions: builtins.list[tuple[str, builtins.list[Any]]] = []
         if cell is not None:
             memory_type, referent = split_cell(cell)
-            where.append("memory_type = ? AND referent = ?")
-            params += [memory_type, referent]
+            conditions.append(("memory_type = ? AND referent = ?", [memory_type, referent]))
         if status is not None:
-            where.append("status = ?")
-            params.append(status)
+            conditions.append(("status = ?", [status]))
         if pattern is not None:
             condition, extra = pattern_sql(check_pattern(pattern))
-            where.append(condition)
-            params += extra
-        sql = f"SELECT * FROM entities WHERE {' AND '.join(where)} ORDER BY name"
-        if pattern is None and limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        rows = (_entity(row) for row in self.db.query(sql, params))
+            conditions.append((condition, list(extra)))
+        found_rows = self.rows.matching(
+            project or self.store.project, conditions, limit if pattern is None else None
+        )
+        rows = (_entity(row) for row in found_rows)
         found = (e for e in rows if pattern is None or matches(pattern, e.name))
         return list(itertools.islice(found, limit))
 
@@ -281,44 +271,38 @@ class Entities:
         memory = self.store.memories.own(memory_id, doing="link")
         with self.store.atomic():
             linked = [self.ensure(name, project=memory.project) for name in names]
-            self.db.conn.executemany(
-                "INSERT OR IGNORE INTO memory_entities VALUES (?, ?, ?)",
-                [(memory_id, entity.id, role) for entity in linked],
-            )
+            self.rows.links.insert_many([(memory_id, entity.id, role) for entity in linked])
         return linked
 
     def of_memory(self, memory_id: int) -> builtins.list[tuple[str, Entity]]:
         """(role, entity) pairs a memory (one the store's project may read) links to."""
         self.store.memories.get(memory_id)
-        rows = self.db.query(
-            """SELECT l.role, e.* FROM memory_entities l JOIN entities e ON e.id = l.entity_id
-               WHERE l.memory_id = ? ORDER BY l.role, e.name""",
-            [memory_id],
-        )
-        return [(row.pop("role"), _entity(row)) for row in rows]
+        return [(row.pop("role"), _entity(row)) for row in self.rows.links.of_memory(memory_id)]
 
     def memories_of(self, key: int | str, *, role: str | None = None) -> builtins.list[int]:
         """Ids of the memories linked to an entity."""
-        entity = self.get(key)
-        sql = "SELECT memory_id FROM memory_entities WHERE entity_id = ?"
-        params: list[Any] = [entity.id]
-        if role is not None:
-            sql += " AND role = ?"
-            params.append(role)
-        return [row["memory_id"] for row in self.db.query(sql + " ORDER BY memory_id", params)]
+        return self.rows.links.memory_ids(self.get(key).id, role)
 
     def seen(self, key: int | str) -> Entity:
         """The entity was seen again: its decay clock restarts now."""
-        return self._bump(key, "last_seen_at = :now")
+        with self.store.atomic():
+            entity = self.get(key)
+            self.rows.seen([entity.id], self.store.now())
+        return self.get(entity.id)
 
     def retrieved(self, key: int | str) -> Entity:
         """The entity was retrieved: the retrieval boost grows (the clock does not restart)."""
-        return self._bump(key, "retrieval_count = retrieval_count + 1, last_retrieved_at = :now")
+        with self.store.atomic():
+            entity = self.get(key)
+            self.rows.retrieved(entity.id, self.store.now())
+        return self.get(entity.id)
 
     def outcome(self, key: int | str, *, positive: bool) -> Entity:
         """Record a good or bad outcome; the reward factor lengthens or shortens the half-life."""
-        column = "positive_outcomes" if positive else "negative_outcomes"
-        return self._bump(key, f"{column} = {column} + 1")
+        with self.store.atomic():
+            entity = self.get(key)
+            self.rows.add_outcomes([entity.id], positive=positive, now=self.store.now())
+        return self.get(entity.id)
 
     def update(
         self,
@@ -354,47 +338,23 @@ class Entities:
                     if rule is not None and rule.half_life_days is not None
                     else policy.cells[new_cell].half_life_days
                 )
-            self.db.execute(
-                """UPDATE entities SET pinned = ?, emotional_tag = ?, emotional_multiplier = ?,
-                       status = ?, memory_type = ?, referent = ?, cell_signal = ?,
-                       half_life_days = ?, updated_at = ?
-                   WHERE id = ?""",
-                [
-                    int(entity.pinned if pinned is None else pinned),
-                    tag,
-                    policy.multiplier(new_cell, tag),
-                    status or entity.status,
-                    memory_type,
-                    referent,
-                    "given" if cell else entity.cell_signal,
-                    entity.half_life_days if half_life_days is None else half_life_days,
-                    self.store.now(),
-                    entity.id,
-                ],
+            self.rows.update(
+                entity.id,
+                pinned=entity.pinned if pinned is None else pinned,
+                emotional_tag=tag,
+                emotional_multiplier=policy.multiplier(new_cell, tag),
+                status=status or entity.status,
+                memory_type=memory_type,
+                referent=referent,
+                cell_signal="given" if cell else entity.cell_signal,
+                half_life_days=entity.half_life_days if half_life_days is None else half_life_days,
+                now=self.store.now(),
             )
         return self.get(entity.id)
 
     def count(self, *, project: str | None = None) -> int:
-        row = self.db.execute(
-            "SELECT count(*) FROM entities WHERE project = ?", [project or self.store.project]
-        ).fetchone()
-        return int(row[0])
-
-    def _bump(self, key: int | str, assignment: str) -> Entity:
-        now = self.store.now()
-        with self.store.atomic():
-            entity = self.get(key)
-            self.db.execute(
-                f"UPDATE entities SET {assignment}, updated_at = :now WHERE id = :id",
-                {"now": now, "id": entity.id},
-            )
-        return self.get(entity.id)
+        return self.rows.count(project or self.store.project)
 
     def _find(self, name: str, project: str) -> Entity | None:
-        rows = list(
-            self.db.query(
-                "SELECT * FROM entities WHERE project = ? AND name = ? COLLATE NOCASE",
-                [project, name],
-            )
-        )
-        return _entity(rows[0]) if rows else None
+        row = self.rows.by_name(project, name)
+        return _entity(row) if row is not None else None

@@ -53,10 +53,7 @@ class GridEvent:
 
 def overrides(store: Store) -> dict[str, float]:
     """The store's grid overrides, key -> value."""
-    return {
-        row["key"]: row["value"]
-        for row in store.db.query("SELECT key, value FROM grid_overrides ORDER BY key")
-    }
+    return store.tables.cells.overrides.all()
 
 
 def apply(policy: Grid, found: dict[str, float]) -> Grid:
@@ -107,12 +104,7 @@ def set_value(store: Store, key: str, value: float, *, note: str | None = None) 
         raise GridError(f"a grid value must be above 0, not {value!r}")
     with store.atomic():
         old = value_of(grid(store), key)
-        store.db.execute(
-            """INSERT INTO grid_overrides (key, value, updated_at) VALUES (?, ?, ?)
-               ON CONFLICT (key) DO UPDATE SET value = excluded.value,
-                   updated_at = excluded.updated_at""",
-            [key, float(value), store.now()],
-        )
+        store.tables.cells.overrides.set(key, float(value), store.now())
         _record(store, key, "override", old, float(value), note)
     return old
 
@@ -128,7 +120,7 @@ def reset(store: Store, key: str | None = None) -> list[str]:
             value_of(grid(store), key)  # an unknown key is an error, a known one a no-op
             return []
         for name in keys:
-            store.db.execute("DELETE FROM grid_overrides WHERE key = ?", [name])
+            store.tables.cells.overrides.delete(name)
         after = grid(store)
         for name in keys:
             _record(store, name, "reset", found[name], value_of(after, name), None)
@@ -137,18 +129,10 @@ def reset(store: Store, key: str | None = None) -> list[str]:
 
 def history(store: Store, key: str | None = None) -> list[GridEvent]:
     """Every recorded change, oldest first (optionally of one key)."""
-    sql, params = "SELECT * FROM grid_history", []
-    if key is not None:
-        sql += " WHERE key = ?"
-        params.append(key)
-    return [GridEvent(**row) for row in store.db.query(sql + " ORDER BY id", params)]
+    return [GridEvent(**row) for row in store.tables.cells.overrides.history(key)]
 
 
 def _record(
     store: Store, key: str, source: str, old: float | None, new: float | None, note: str | None
 ) -> None:
-    store.db.execute(
-        """INSERT INTO grid_history (key, source, old_value, new_value, note, at)
-           VALUES (?, ?, ?, ?, ?, ?)""",
-        [key, source, old, new, note, store.now()],
-    )
+    store.tables.cells.overrides.record(key, source, old, new, note, store.now())

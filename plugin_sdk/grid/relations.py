@@ -75,33 +75,23 @@ class Relations:
             raise MemsdkError(f"an entity cannot relate to itself ({head.name})")
         now = self.store.now()
         with self.store.atomic():
-            self.db.execute(
-                """INSERT INTO relations (project, source_id, target_id, type, weight,
-                       created_at, updated_at, last_seen_at)
-                   VALUES (:project, :source, :target, :type, :weight, :now, :now, :now)
-                   ON CONFLICT (project, source_id, target_id, type) DO UPDATE SET
-                       evidence_count = evidence_count + 1,
-                       weight = CASE WHEN :given THEN excluded.weight ELSE weight END,
-                       weight_temporal = 1.0, updated_at = excluded.updated_at,
-                       last_seen_at = excluded.last_seen_at""",
-                {
-                    "project": head.project,
-                    "source": head.id,
-                    "target": tail.id,
-                    "type": type,
-                    "weight": 1.0 if weight is None else weight,
-                    "given": weight is not None,
-                    "now": now,
-                },
+            self.store.tables.relations.relate(
+                head.project,
+                head.id,
+                tail.id,
+                type,
+                weight=1.0 if weight is None else weight,
+                given=weight is not None,
+                now=now,
             )
         return self.between(head.id, tail.id, type)
 
     def between(self, source: int | str, target: int | str, type: str) -> Relation:
         head = self.store.entities.get(source)
         tail = self.store.entities.get(target)
-        found = self._query(
-            "r.source_id = ? AND r.target_id = ? AND r.type = ?", [head.id, tail.id, type]
-        )
+        found = [
+            Relation(**row) for row in self.store.tables.relations.between(head.id, tail.id, type)
+        ]
         if not found:
             raise MemsdkError(f"no {type} relation from {head.name} to {tail.name}")
         return found[0]
@@ -109,21 +99,10 @@ class Relations:
     def of(self, entity: int | str) -> list[Relation]:
         """Every edge from or to an entity, strongest first."""
         node = self.store.entities.get(entity)
-        found = self._query("(r.source_id = ? OR r.target_id = ?)", [node.id, node.id])
+        found = [Relation(**row) for row in self.store.tables.relations.touching(node.id)]
         return sorted(found, key=lambda r: (-r.effective_weight, r.id))
 
     def weight_now(self, relation: Relation) -> float:
         """``exp(−Δt / σ)`` at the store's clock, for the relation's type."""
         sigma = grid(self.store).relation(relation.type).sigma_days
         return weight_temporal(days_between(relation.last_seen_at, self.store.now()), sigma)
-
-    def _query(self, condition: str, params: list[Any]) -> list[Relation]:
-        rows = self.db.query(
-            f"""SELECT r.id, r.project, s.name AS source, t.name AS target, r.type, r.weight,
-                       r.weight_temporal, r.evidence_count, r.created_at, r.updated_at,
-                       r.last_seen_at
-                FROM relations r JOIN entities s ON s.id = r.source_id
-                JOIN entities t ON t.id = r.target_id WHERE {condition} ORDER BY r.id""",
-            params,
-        )
-        return [Relation(**row) for row in rows]

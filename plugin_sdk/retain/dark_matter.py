@@ -81,12 +81,7 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
                     "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
                     [now, stored.memory_id],
                 )
-        store.db.execute(
-            """UPDATE entities SET status = 'active', updated_at = ? WHERE status = 'provisional'
-               AND id IN (SELECT entity_id FROM entity_observations
-                          WHERE project = ? AND observation_id = ?)""",
-            [now, stored.project, observation_id],
-        )
+        store.tables.entities.activate_observed(stored.project, observation_id, now)
         store.db.execute(
             "UPDATE entity_observations SET held = 0 WHERE project = ? AND observation_id = ?",
             [stored.project, observation_id],

@@ -26,16 +26,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.retain.fit import Topics
-from plugin_sdk.retain.handlers import MEMORY_LINK
 from plugin_sdk.retain.strengthen import LINK
 from plugin_sdk.store.writing import paused
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
     from plugin_sdk.store.models import WriteResult
-
-_CELLS = """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
-               half_life_days) VALUES (?, ?, ?, ?, ?, ?)"""
 
 Row = tuple[Any, ...]
 
@@ -72,7 +68,7 @@ class Deferred:
         self._staged_links += rows
 
     def link_memory(self, rows: list[Row]) -> None:
-        """The current observation's memory-entity links (``MEMORY_LINK``'s rows)."""
+        """The current observation's memory-entity links (``store.tables.entities.links.insert_many``'s rows)."""
         self._staged_memory_links += rows
 
     def written(self, result: WriteResult) -> None:
@@ -120,9 +116,9 @@ class Deferred:
             links: list[Row] = sorted(self._links, key=_entity)
             conn.executemany(LINK, links)
         if self._memory_links:
-            conn.executemany(MEMORY_LINK, self._memory_links)
+            self.store.tables.entities.links.insert_many(self._memory_links)
         if self._cells:
-            conn.executemany(_CELLS, list(self._cells.values()))
+            self.store.tables.cells.insert_many(list(self._cells.values()))
         if self._fed:
             paused.feed(self.store, self._fed)
         if self._results:

@@ -24,13 +24,6 @@ def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     queries = {
         "memories": """SELECT id, content, category, status, seen_count, normalized_hash
                        FROM memories ORDER BY id""",
-        "memory_cells": """SELECT memory_id, memory_type, referent, act, signal, half_life_days
-                           FROM memory_cells ORDER BY memory_id""",
-        "memory_entities": "SELECT memory_id, entity_id, role FROM memory_entities ORDER BY 1, 2, 3",
-        "entities": """SELECT id, name, type, status, half_life_days, emotional_tag,
-                              emotional_multiplier FROM entities ORDER BY id""",
-        "relations": """SELECT source_id, target_id, type, weight, evidence_count
-                        FROM relations ORDER BY 1, 2, 3""",
         "facts": """SELECT id, entity_id, predicate, object, object_norm, observation_id, status
                     FROM facts ORDER BY id""",
         "conflicts": """SELECT entity_id, kind, predicate, fact_id, other_fact_id, pair, detail,
@@ -42,4 +35,10 @@ def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
         "truth_impacts": """SELECT entity_id, round(impact, 9), observations FROM truth_impacts
                             WHERE impact > 0 ORDER BY entity_id""",
     }
-    return {name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()}
+    found = {name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()}
+    entities = store.tables.entities
+    found["memory_cells"] = store.tables.cells.snapshot()
+    found["memory_entities"] = entities.links.snapshot()
+    found["entities"] = entities.snapshot()
+    found["relations"] = store.tables.relations.snapshot()
+    return found

@@ -170,23 +170,16 @@ def _fact(store: Store, subject: Entity | None, predicate: str) -> float:
 
 
 def _relation(store: Store, source: Entity | None, target: Entity | None, type: str) -> float:
-    db = store.db.conn
-    if source is not None and target is not None:
-        row = db.execute(
-            """SELECT 1 FROM relations WHERE project = ? AND source_id = ? AND target_id = ?
-               AND type = ?""",
-            [source.project, source.id, target.id, type],
-        ).fetchone()
-        if row:
-            return 1.0
+    rows = store.tables.relations
+    if (
+        source is not None
+        and target is not None
+        and rows.exists(source.project, source.id, target.id, type)
+    ):
+        return 1.0
     for end in (source, target):
         if end is None:
             continue
-        touching = db.execute(
-            """SELECT 1 FROM relations WHERE (project = ? AND source_id = ? AND type = ?)
-               OR (target_id = ? AND type = ?) LIMIT 1""",
-            [end.project, end.id, type, end.id, type],
-        ).fetchone()
-        if touching:
+        if rows.touches(end.project, end.id, type):
             return 0.5
     return 0.0

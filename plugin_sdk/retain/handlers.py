@@ -47,9 +47,6 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 
-MEMORY_LINK = "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)"
-
-
 def default_handle(context: RetainContext) -> None:
     """The default: write the observation's memory, then its relations."""
     context.write_memory()
@@ -191,7 +188,7 @@ class RetainContext:
         if self.batch_rows is not None:
             self.batch_rows.link_memory(links)
         else:
-            store.db.conn.executemany(MEMORY_LINK, links)
+            store.tables.entities.links.insert_many(links)
         self._place(memory_id, text, category, placed=not self.memory_created or not self.lean)
         return memory_id
 
@@ -251,14 +248,8 @@ class RetainContext:
         # What relations.relate writes, inside the observation's savepoint already.
         (self.grid or grid(self.store)).relation(type)  # a clear error for an unknown type
         now = self.store.now()
-        self.store.db.conn.execute(
-            """INSERT INTO relations (project, source_id, target_id, type, weight,
-                   created_at, updated_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (project, source_id, target_id, type) DO UPDATE SET
-                   evidence_count = evidence_count + 1, weight = excluded.weight,
-                   weight_temporal = 1.0, updated_at = excluded.updated_at,
-                   last_seen_at = excluded.last_seen_at""",
-            [head.project, head.id, tail.id, type, weight, now, now, now],
+        self.store.tables.relations.relate(
+            head.project, head.id, tail.id, type, weight=weight, given=True, now=now
         )
 
     def write_relations(self) -> None:
@@ -286,11 +277,7 @@ class RetainContext:
             row = (
                 (staged[1], staged[2], staged[5])
                 if staged is not None
-                else store.db.conn.execute(
-                    """SELECT memory_type, referent, half_life_days FROM memory_cells
-                       WHERE memory_id = ?""",
-                    [memory_id],
-                ).fetchone()
+                else store.tables.cells.half_life_of(memory_id)
             )
         policy = self.grid or grid(store)
         if row is not None:
@@ -314,11 +301,7 @@ class RetainContext:
         if self.batch_rows is not None:
             self.batch_rows.place(values)
         else:
-            store.db.conn.execute(
-                """INSERT INTO memory_cells (memory_id, memory_type, referent, act, signal,
-                       half_life_days) VALUES (?, ?, ?, ?, ?, ?)""",
-                values,
-            )
+            store.tables.cells.insert(values)
         self.half_life_days = own or base
 
     def deferred_json(self) -> str | None:

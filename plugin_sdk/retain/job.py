@@ -571,10 +571,7 @@ class RetainJob:
             return self.resolver.create(name, status="provisional", factor=factor)
         entity = self.store.entities.add(name, status="provisional", project=self.project)
         if factor != 1.0 and not entity.pinned:
-            self.store.db.execute(
-                "UPDATE entities SET half_life_days = ? WHERE id = ?",
-                [entity.half_life_days * factor, entity.id],
-            )
+            self.store.tables.entities.set_half_life(entity.id, entity.half_life_days * factor)
             entity = self.store.entities.get(entity.id)
         return entity
 
@@ -583,11 +580,7 @@ class RetainJob:
             return self.store.entities.update(entity.id, status="active")
         # What entities.update(status="active") writes, without reading the row again.
         multiplier = self.grid.multiplier(entity.cell, entity.emotional_tag)
-        self.store.db.conn.execute(
-            """UPDATE entities SET status = 'active', emotional_multiplier = ?, updated_at = ?
-               WHERE id = ?""",
-            [multiplier, self.store.now(), entity.id],
-        )
+        self.store.tables.entities.activate(entity.id, multiplier, self.store.now())
         return self.resolver.changed(
             attrs.evolve(entity, status="active", emotional_multiplier=multiplier)
         )

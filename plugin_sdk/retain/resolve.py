@@ -19,12 +19,10 @@ letters (SQLite's ``NOCASE``), so the cache is keyed the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import TYPE_CHECKING
 
 from plugin_sdk.errors import DuplicateEntity
-from plugin_sdk.grid.entities import Entity
+from plugin_sdk.grid.entities import Entity, from_row
 from plugin_sdk.grid.policy import check_name, grid, type_and_subtype
 from plugin_sdk.store.models import split_cell
 
@@ -37,19 +35,6 @@ CHUNK = 500  # names per lookup query
 def fold(name: str) -> bytes:
     """The key two names share when SQLite's NOCASE calls them equal (ASCII case only)."""
     return name.encode("utf-8").lower()
-
-
-# The entity's fields in its record's order, selected by name (an Entity from a row
-# by position: no dict per row).
-_FIELDS = [field.name for field in attrs.fields(Entity)]
-_COLUMNS = ", ".join(_FIELDS)
-_PINNED = _FIELDS.index("pinned")
-
-
-def _entity(row: tuple[Any, ...]) -> Entity:
-    values = list(row)
-    values[_PINNED] = bool(values[_PINNED])
-    return Entity(*values)
 
 
 class Resolver:
@@ -66,18 +51,13 @@ class Resolver:
         for key in self._known:
             wanted.pop(key, None)
         todo = list(wanted.values())
-        conn = self.store.db.conn
+        rows = self.store.tables.entities
         for start in range(0, len(todo), CHUNK):
             chunk = todo[start : start + CHUNK]
             for name in chunk:
                 self._known[fold(name)] = None
-            cursor = conn.execute(
-                f"""SELECT {_COLUMNS} FROM entities WHERE project = ?
-                    AND name COLLATE NOCASE IN ({", ".join("?" * len(chunk))})""",
-                [self.project, *chunk],
-            )
-            for row in cursor.fetchall():
-                entity = _entity(row)
+            for row in rows.by_names(self.project, chunk):
+                entity = from_row(row)
                 self._known[fold(entity.name)] = entity
 
     def find(self, name: str) -> Entity | None:
@@ -132,31 +112,24 @@ class Resolver:
             half_life *= factor
         kind, subtype = type_and_subtype(name)
         now = store.now()
-        conn = store.db.conn
-        cursor = conn.execute(
-            f"""INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
-                   base_strength, pinned, emotional_tag, half_life_days, emotional_multiplier,
-                   cell_signal, created_at, updated_at, last_seen_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, 1.0, ?, NULL, ?, ?, ?, ?, ?, ?)
-               RETURNING {_COLUMNS}""",
-            [
+        entity = from_row(
+            store.tables.entities.insert(
                 self.project,
                 name,
-                kind,
-                subtype,
-                memory_type,
-                referent,
-                status,
-                int(pinned),
-                half_life,
-                policy.multiplier(cell, None),
-                signal,
-                now,
-                now,
-                now,
-            ],
+                kind=kind,
+                subtype=subtype,
+                memory_type=memory_type,
+                referent=referent,
+                status=status,
+                base_strength=1.0,
+                pinned=pinned,
+                emotional_tag=None,
+                half_life_days=half_life,
+                emotional_multiplier=policy.multiplier(cell, None),
+                cell_signal=signal,
+                now=now,
+            )
         )
-        entity = _entity(cursor.fetchone())
         self._known[fold(name)] = entity
         return entity
 

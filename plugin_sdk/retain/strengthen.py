@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.grid.consolidation import ENTITY_STRENGTH
 from plugin_sdk.grid.policy import Grid, grid
 from plugin_sdk.retain.truth import add_impact
 
@@ -112,18 +111,11 @@ def reinforce(
     policy = policy or grid(store)
     now = store.now()
     ids = sorted({entity.id for entity in entities.values()})
-    marks = ", ".join("?" * len(ids))
-    store.db.execute(
-        f"UPDATE entities SET last_seen_at = ?, updated_at = ? WHERE id IN ({marks})",
-        [now, now, *ids],
-    )
+    rows = store.tables.entities
+    rows.seen(ids, now)
     for entity in _retagged(policy, observation, entities):
         store.entities.update(entity.id, emotional_tag=observation.sentiment)
-    store.db.execute(
-        f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
-            WHERE e.id IN ({", ".join(f":id{i}" for i in range(len(ids)))})""",
-        {"stamp": now, **{f"id{i}": entity_id for i, entity_id in enumerate(ids)}},
-    )
+    rows.set_strength(ids, now)
     by_id = {entity.id: entity for entity in entities.values()}
     for entity_id, impact in impacts(policy, observation, entities, conflicts).items():
         add_impact(store, by_id[entity_id], impact)
@@ -141,11 +133,7 @@ def gather(
     found = Gathered(seen={entity.id for entity in entities.values()})
     for entity in _retagged(policy, observation, entities):
         multiplier = policy.multiplier(entity.cell, observation.sentiment)
-        store.db.conn.execute(
-            """UPDATE entities SET emotional_tag = ?, emotional_multiplier = ?,
-                   updated_at = ? WHERE id = ?""",
-            [observation.sentiment, multiplier, store.now(), entity.id],
-        )
+        store.tables.entities.set_tag(entity.id, observation.sentiment, multiplier, store.now())
         resolver.changed(
             attrs.evolve(
                 entity, emotional_tag=observation.sentiment, emotional_multiplier=multiplier
@@ -175,20 +163,12 @@ def flush(store: Store, gathered: Gathered) -> None:
     """Store a batch's gathered step 6: entities seen (strength now) and impacts."""
     now = store.now()
     conn = store.db.conn
+    rows = store.tables.entities
     ids = sorted(gathered.seen)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        marks = ", ".join(f":id{i}" for i in range(len(chunk)))
-        params = {"stamp": now, **{f"id{i}": entity_id for i, entity_id in enumerate(chunk)}}
-        conn.execute(
-            f"UPDATE entities SET last_seen_at = :stamp, updated_at = :stamp WHERE id IN ({marks})",
-            params,
-        )
-        conn.execute(
-            f"""UPDATE entities AS e SET strength = {ENTITY_STRENGTH}, strength_at = :stamp
-                WHERE e.id IN ({marks})""",
-            params,
-        )
+        rows.seen(chunk, now)
+        rows.set_strength(chunk, now)
     conn.executemany(
         """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
            VALUES (?, ?, ?, ?, ?)

@@ -165,7 +165,7 @@ def regenerate_many(
                 )
             )
         conn.executemany("UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", superseded)
-        conn.executemany("UPDATE entities SET truth_id = ? WHERE id = ?", pointed)
+        store.tables.entities.point_truths(pointed)
     return new
 
 
@@ -173,12 +173,7 @@ def _latest(store: Store, entity_ids: list[int]) -> dict[int, tuple[int, int, st
     """entity id -> (id, version, markdown) of its current truth, for those that have one."""
     found: dict[int, tuple[int, int, str]] = {}
     for chunk in _chunks(sorted(set(entity_ids))):
-        for entity_id, truth_id, version, markdown in store.db.conn.execute(
-            f"""SELECT e.id, t.id, t.version, t.markdown FROM entities e
-                JOIN compiled_truths t ON t.id = e.truth_id
-                WHERE e.id IN ({_marks(chunk)})""",
-            chunk,
-        ):
+        for entity_id, truth_id, version, markdown in store.tables.entities.truths(chunk):
             found[int(entity_id)] = (int(truth_id), int(version), markdown)
     return found
 
@@ -330,23 +325,13 @@ def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
     by_project: dict[str, set[int]] = {}
     for entity in entities:
         by_project.setdefault(entity.project, set()).add(entity.id)
-    conn = store.db.conn
+    relations = store.tables.relations
     for project, ids in by_project.items():
         for chunk in _chunks(sorted(ids)):
-            for entity_id, type_, other, evidence in conn.execute(
-                f"""SELECT r.source_id, r.type, e.name, r.evidence_count
-                    FROM relations r JOIN entities e ON e.id = r.target_id
-                    WHERE r.project = ? AND r.source_id IN ({_marks(chunk)})""",
-                [project, *chunk],
-            ):
+            for entity_id, type_, other, evidence in relations.outgoing(project, chunk):
                 rows.setdefault(entity_id, []).append((type_, "out", other, evidence))
     for chunk in _chunks(sorted({entity.id for entity in entities})):
-        for entity_id, type_, other, evidence in conn.execute(
-            f"""SELECT r.target_id, r.type, e.name, r.evidence_count
-                FROM relations r JOIN entities e ON e.id = r.source_id
-                WHERE r.target_id IN ({_marks(chunk)})""",
-            chunk,
-        ):
+        for entity_id, type_, other, evidence in relations.incoming(chunk):
             rows.setdefault(entity_id, []).append((type_, "in", other, evidence))
     found = {}
     for entity_id, edges in rows.items():
@@ -480,6 +465,6 @@ def _entities(store: Store, entity_ids: list[int]) -> dict[int, Entity]:
     """Entities by id, straight from the connection (those that exist)."""
     found = {}
     for chunk in _chunks(sorted(set(entity_ids))):
-        for row in _rows(store, f"SELECT * FROM entities WHERE id IN ({_marks(chunk)})", chunk):
+        for row in store.tables.entities.by_ids(chunk):
             found[int(row["id"])] = EntityRecord(**{**row, "pinned": bool(row["pinned"])})
     return found

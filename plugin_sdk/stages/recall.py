@@ -218,13 +218,7 @@ def _sequence_neighbours(store: Store, ids: list[int]) -> dict[int, list[Memory]
 def _truths(store: Store, memory_id: int, words: set[str], project: str) -> list[tuple[int, str]]:
     """First lines of the Compiled Truths of the entities the query names and this memory links."""
     lines = []
-    for entity_id, name, markdown in store.db.execute(
-        """SELECT e.id, e.name, t.markdown FROM memory_entities l
-           JOIN entities e ON e.id = l.entity_id AND e.project = ?
-           JOIN compiled_truths t ON t.id = e.truth_id
-           WHERE l.memory_id = ? ORDER BY e.id""",
-        [project, memory_id],
-    ):
+    for entity_id, name, markdown in store.tables.entities.links.truths(project, memory_id):
         slug = tokens(name.rsplit(":", 1)[-1])
         if not slug or not set(slug) <= words:
             continue

@@ -753,11 +753,7 @@ class Memories:
                WHERE id = ?""",
             [target_id, now, source_id],
         )
-        self.db.execute(
-            """INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role)
-               SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?""",
-            [target_id, source_id],
-        )
+        self.store.tables.entities.links.copy(source_id, target_id)
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)
 
@@ -794,13 +790,7 @@ class Memories:
                    WHERE id = ?""",
                 [(now, memory_id) for memory_id in ids],
             )
-            self.db.conn.executemany(
-                """UPDATE entities SET retrieval_count = retrieval_count + 1,
-                       last_retrieved_at = :now, updated_at = :now
-                   WHERE id IN (SELECT DISTINCT entity_id FROM memory_entities
-                                WHERE memory_id = :memory)""",
-                [{"now": now, "memory": memory_id} for memory_id in ids],
-            )
+            self.store.tables.entities.retrieved_through(ids, now)
 
         return self.store.record(write, what="retrievals")
 
@@ -816,7 +806,6 @@ class Memories:
         memory = self.get(memory_id)
         if memory.project != self.store.project:  # a write: only from the memory's own project
             raise NotFound(f"no memory with id {memory_id} in project {self.store.project!r}")
-        column = "positive_outcomes" if good else "negative_outcomes"
         now = self.store.now()
         with self.store.atomic():
             self.db.execute(
@@ -824,18 +813,9 @@ class Memories:
                    VALUES (?, ?, ?, ?, ?, ?)""",
                 [memory.project, memory.id, int(good), source, note, now],
             )
-            entities = [
-                row[0]
-                for row in self.db.execute(
-                    "SELECT DISTINCT entity_id FROM memory_entities WHERE memory_id = ? "
-                    "ORDER BY entity_id",
-                    [memory.id],
-                )
-            ]
-            self.db.conn.executemany(
-                f"UPDATE entities SET {column} = {column} + 1, updated_at = ? WHERE id = ?",
-                [(now, entity_id) for entity_id in entities],
-            )
+            rows = self.store.tables.entities
+            entities = rows.links.entity_ids(memory.id)
+            rows.add_outcomes(entities, positive=good, now=now)
         return entities
 
     def outcomes(self, memory_id: int) -> tuple[int, int]:

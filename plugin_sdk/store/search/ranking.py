@@ -218,11 +218,7 @@ def _priors(
     now = store.clock().astimezone(timezone.utc)
     words = set(query.tokens)
     entities: dict[int, list[int]] = {}
-    for memory_id, entity_id, name in store.db.execute(
-        """SELECT l.memory_id, e.id, e.name FROM memory_entities l JOIN entities e
-           ON e.id = l.entity_id WHERE l.memory_id IN (SELECT value FROM json_each(?))""",
-        [_ids(found)],
-    ):
+    for memory_id, entity_id, name in store.tables.entities.links.names(_ids(found)):
         slug = tokens(name.rsplit(":", 1)[-1])
         if slug and set(slug) <= words:
             entities.setdefault(memory_id, []).append(entity_id)
