@@ -17,8 +17,8 @@ from plugin_sdk.errors import EmbeddingError
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.records import Embeddings
 from plugin_sdk.store import driver
+from plugin_sdk.store.tables.vectors import load_sqlite_vec
 from plugin_sdk.testing import HashEmbedder, fresh_plugin_manager, pack_document
-from plugin_sdk.vectors import mirror
 from plugin_sdk.vectors.embed import embed
 from plugin_sdk.vectors.fusion import fuse, hybrid_search
 from plugin_sdk.vectors.index import drop_vectors
@@ -336,11 +336,11 @@ def test_status_reports_the_driver_and_the_mirror(vstore, embedder):
         assert status["why_no_sqlite_vec"] and status["mirror_model"] is None
     else:
         assert status["mirror_model"] == embedder.model
-        assert mirror.size(vstore) == len(NOTES)
+        assert vstore.tables.vectors.mirror_size() == len(NOTES)
 
 
 needs_sqlite_vec = pytest.mark.skipif(
-    mirror.load(driver.connect(":memory:"))[0] is None,
+    load_sqlite_vec(driver.connect(":memory:"))[0] is None,
     reason="sqlite-vec cannot load with this driver (install memsdk[vec])",
 )
 
@@ -360,7 +360,7 @@ def test_the_mirror_catches_up_with_changes_made_without_the_extension(tmp_path,
         ids = write_notes(first)
         embed_all(first)
         assert first.vectors.status()["mirror_model"] == embedder.model
-        assert mirror.size(first) == len(NOTES)
+        assert first.tables.vectors.mirror_size() == len(NOTES)
     with without_extension(Store(path, project="p", plugins=plugins)) as plain:
         plain.memories.update(ids[1], content="the staging cluster moved to nomad")
         plain.memories.archive(ids[3])
@@ -375,7 +375,7 @@ def test_the_mirror_catches_up_with_changes_made_without_the_extension(tmp_path,
         assert again.vectors.check() == []
         again.vectors.sync()
         assert again.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0] == 0
-        assert mirror.size(again) == len(NOTES) - 1
+        assert again.tables.vectors.mirror_size() == len(NOTES) - 1
         assert again.vectors.check() == []
 
 
@@ -387,11 +387,11 @@ def test_a_missing_mirror_is_rebuilt(tmp_path, embedder):
         plain.packs.install(validate_pack(PACK, source="test"))
         ids = write_notes(plain)
         embed_all(plain)
-        assert not mirror.exists(plain)
+        assert not plain.tables.vectors.mirror_exists()
     with Store(path, project="p", plugins=plugins) as again:
         assert hybrid_search(again, "kubernetes workers", limit=1)[0].memory.id == ids[1]
         again.vectors.sync()
-        assert mirror.size(again) == len(NOTES)
+        assert again.tables.vectors.mirror_size() == len(NOTES)
         assert again.vectors.check() == []
 
 

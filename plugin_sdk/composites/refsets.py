@@ -42,45 +42,25 @@ def freeze(store: Store, composite_id: int, *, note: str | None = None) -> int:
     """Snapshot a composite; return the reference set's id."""
     composite = store.composites.get(composite_id)
     store.memories.own(composite.head, doing="freeze the composites of")
-    now = store.now()
     with store.atomic():
-        cursor = store.db.execute(
-            """INSERT INTO reference_sets (composite_id, type, head_memory_id, note, created_at)
-               VALUES (?, ?, ?, ?, ?)""",
-            [composite.id, composite.type, composite.head, note, now],
+        members = [store.memories.get(member) for member in composite.members]
+        set_id = store.tables.refsets.insert(
+            composite.id,
+            composite.type,
+            composite.head,
+            note,
+            [(memory.id, memory.normalized_hash, memory.content) for memory in members],
         )
-        set_id = int(cursor.lastrowid or 0)
-        for position, member in enumerate(composite.members):
-            memory = store.memories.get(member)
-            store.db.execute(
-                "INSERT INTO reference_set_items VALUES (?, ?, ?, ?, ?)",
-                [set_id, position, memory.id, memory.normalized_hash, memory.content],
-            )
     return set_id
 
 
 def read(store: Store, set_id: int) -> ReferenceSet:
     """A frozen set, exactly as it was frozen."""
     check_id(set_id, "reference set")
-    row = next(
-        iter(
-            store.db.query(
-                """SELECT r.* FROM reference_sets r JOIN memories m ON m.id = r.head_memory_id
-                   WHERE r.id = ? AND m.project = ?""",
-                [set_id, store.project],
-            )
-        ),
-        None,
-    )
+    row = store.tables.refsets.by_id(set_id, store.project)
     if row is None:
         raise NotFound(f"no reference set with id {set_id} in project {store.project!r}")
-    items = list(
-        store.db.query(
-            """SELECT memory_id, normalized_hash, content FROM reference_set_items
-               WHERE set_id = ? ORDER BY position""",
-            [set_id],
-        )
-    )
+    items = store.tables.refsets.items(set_id)
     return ReferenceSet(
         id=row["id"],
         composite_id=row["composite_id"],

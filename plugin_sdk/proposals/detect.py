@@ -80,11 +80,7 @@ def file_draft(
     if diff is None:
         return Filed(None, reason="the target already has it")
     project = project or store.project
-    decided = store.db.execute(
-        """SELECT id, status FROM proposals WHERE project = ? AND diff_type = ? AND diff_hash = ?
-           AND status IN ('rejected', 'applied') ORDER BY id DESC LIMIT 1""",
-        [project, draft.diff_type, diff_hash(diff)],
-    ).fetchone()
+    decided = store.tables.proposals.decided(project, draft.diff_type, diff_hash(diff))
     if decided:
         return Filed(None, reason=f"proposal {decided[0]} with the same change was {decided[1]}")
     proposal_id = propose(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -124,28 +124,18 @@ def propose(
     for name, value in (("rationale", rationale), ("source", source)):
         if not isinstance(value, str):
             raise InvalidProposal(f"'{name}' must be a text, not {type(value).__name__}")
-    now = store.now()
     with store.atomic():
-        cursor = store.db.execute(
-            """INSERT INTO proposals (project, diff_type, rationale, evidence, diff, diff_hash,
-                   source, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT DO NOTHING""",
-            [
-                project or store.project,
-                diff_type,
-                rationale,
-                json.dumps(sorted(evidence)),
-                canonical(diff),
-                diff_hash(diff),
-                source,
-                now,
-                now,
-            ],
+        proposal_id = store.tables.proposals.insert(
+            project=project or store.project,
+            diff_type=diff_type,
+            rationale=rationale,
+            evidence=json.dumps(sorted(evidence)),
+            diff=canonical(diff),
+            digest=diff_hash(diff),
+            source=source,
         )
-        if not cursor.rowcount:
+        if proposal_id is None:
             return None
-        proposal_id = cast(int, cursor.lastrowid)
         record_event(store, proposal_id, "filed", source, {})
     return proposal_id
 
@@ -161,12 +151,8 @@ def list_proposals(
     """Proposals of a project with one status (``None``: every status), oldest first."""
     if status is not None and status not in STATUSES:
         raise InvalidProposal(f"unknown status {status!r}; statuses are {', '.join(STATUSES)}")
-    sql = "SELECT * FROM proposals WHERE project = ?"
-    params: list[Any] = [project or store.project]
-    if status is not None:
-        sql += " AND status = ?"
-        params.append(status)
-    return [Proposal.from_row(row) for row in store.db.query(sql + " ORDER BY id", params)]
+    rows = store.tables.proposals.of_project(project or store.project, status)
+    return [Proposal.from_row(row) for row in rows]
 
 
 def get(store: Store, proposal_id: int) -> Proposal:
@@ -175,25 +161,17 @@ def get(store: Store, proposal_id: int) -> Proposal:
     Another project's proposal is not found either (projects are walls).
     """
     check_id(proposal_id, "proposal")
-    rows = list(
-        store.db.query(
-            "SELECT * FROM proposals WHERE id = ? AND project = ?", [proposal_id, store.project]
-        )
-    )
-    if not rows:
+    row = store.tables.proposals.by_id(proposal_id, store.project)
+    if row is None:
         raise NotFound(f"no proposal with id {proposal_id} in project {store.project!r}")
-    return Proposal.from_row(rows[0])
+    return Proposal.from_row(row)
 
 
 def record_event(
     store: Store, proposal_id: int, event: str, actor: str, detail: dict[str, Any]
 ) -> int:
     """Add one row to a proposal's history (call inside the change's transaction); its id."""
-    cursor = store.db.execute(
-        "INSERT INTO proposal_events (proposal_id, event, actor, detail, at) VALUES (?, ?, ?, ?, ?)",
-        [proposal_id, event, actor, canonical(detail), store.now()],
-    )
-    return cast(int, cursor.lastrowid)
+    return store.tables.proposals.add_event(proposal_id, event, actor, canonical(detail))
 
 
 def events(store: Store, proposal_id: int) -> list[Event]:
@@ -207,7 +185,5 @@ def events(store: Store, proposal_id: int) -> list[Event]:
             detail=json.loads(row["detail"]),
             at=row["at"],
         )
-        for row in store.db.query(
-            "SELECT * FROM proposal_events WHERE proposal_id = ? ORDER BY id", [proposal_id]
-        )
+        for row in store.tables.proposals.events(proposal_id)
     ]

@@ -122,19 +122,11 @@ def edit(
         if (new_diff, new_rationale) == (proposal.diff, proposal.rationale):
             return proposal
         digest = diff_hash(new_diff)
-        twin = store.db.execute(
-            """SELECT id FROM proposals WHERE project = ? AND diff_type = ? AND diff_hash = ?
-               AND status = 'pending' AND id != ?""",
-            [proposal.project, proposal.diff_type, digest, proposal.id],
-        ).fetchone()
-        if twin:
-            raise QueueError(
-                f"proposal {twin[0]} already proposes exactly this; nothing was changed"
-            )
-        store.db.execute(
-            "UPDATE proposals SET diff = ?, diff_hash = ?, rationale = ?, updated_at = ? WHERE id = ?",
-            [canonical(new_diff), digest, new_rationale, store.now(), proposal.id],
-        )
+        rows = store.tables.proposals
+        twin = rows.pending_twin(proposal.project, proposal.diff_type, digest, proposal.id)
+        if twin is not None:
+            raise QueueError(f"proposal {twin} already proposes exactly this; nothing was changed")
+        rows.set_diff(proposal.id, canonical(new_diff), digest, new_rationale)
         record_event(
             store,
             proposal.id,
@@ -165,10 +157,7 @@ def undo(store: Store, proposal_id: int, *, actor: str = "user") -> Proposal:
             revert(store, [RowChange.from_dict(c) for c in done["undo"]])
         else:
             _branch_unmoved(done["undo"])
-        store.db.execute(
-            "UPDATE proposal_applications SET undone_at = ? WHERE proposal_id = ?",
-            [store.now(), proposal_id],
-        )
+        store.tables.proposals.mark_undone(proposal_id)
         undone = record_event(store, proposal_id, "undone", actor, {})
     if done["target"] == "git":
         git = done["undo"]
@@ -177,23 +166,17 @@ def undo(store: Store, proposal_id: int, *, actor: str = "user") -> Proposal:
         except GitError as error:
             with store.atomic():  # the undo did not happen: the proposal stays applied
                 _set_status(store, proposal_id, "applied")
-                store.db.execute(
-                    "UPDATE proposal_applications SET undone_at = NULL WHERE proposal_id = ?",
-                    [proposal_id],
-                )
-                store.db.execute("DELETE FROM proposal_events WHERE id = ?", [undone])
+                store.tables.proposals.unmark_undone(proposal_id)
+                store.tables.proposals.delete_event(undone)
             raise _moved(git) from error
     return get(store, proposal_id)
 
 
 def application(store: Store, proposal_id: int) -> dict[str, Any] | None:
     """What an applied proposal did (``target``, ``result``, ``undo``), or None."""
-    rows = list(
-        store.db.query("SELECT * FROM proposal_applications WHERE proposal_id = ?", [proposal_id])
-    )
-    if not rows:
+    row = store.tables.proposals.application(proposal_id)
+    if row is None:
         return None
-    row = rows[0]
     return {
         "target": row["target"],
         "result": json.loads(row["result"]),
@@ -258,13 +241,7 @@ def _claim_approval(store: Store, proposal_id: int, actor: str) -> tuple[Proposa
     when the approval holding it started more than :data:`APPLY_LEASE` ago.
     """
     stale = (store.clock() - APPLY_LEASE).astimezone(timezone.utc).isoformat("T", "microseconds")
-    cursor = store.db.execute(
-        """UPDATE proposals SET status = 'approved', error = NULL, updated_at = ?
-           WHERE id = ? AND (status IN ('pending', 'failed')
-                             OR (status = 'approved' AND updated_at < ?))""",
-        [store.now(), proposal_id, stale],
-    )
-    if cursor.rowcount != 1:
+    if not store.tables.proposals.claim_approval(proposal_id, stale):
         raise _refusal(store, proposal_id, APPROVABLE, "approved")
     claim = record_event(store, proposal_id, "approved", actor, {})
     return get(store, proposal_id), claim
@@ -289,16 +266,10 @@ def _applied(
             f"proposal {proposal_id} is {get(store, proposal_id).status}: another step took it "
             "while this approval was applying it; this approval's change was discarded"
         )
-    cursor = store.db.execute(
-        """INSERT INTO proposal_applications (proposal_id, target, result, undo, applied_at)
-           VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (proposal_id) DO UPDATE SET target = excluded.target,
-               result = excluded.result, undo = excluded.undo,
-               applied_at = excluded.applied_at, undone_at = NULL
-           WHERE proposal_applications.undone_at IS NOT NULL""",
-        [proposal_id, target, canonical(result), json.dumps(redo), store.now()],
+    added = store.tables.proposals.add_application(
+        proposal_id, target, canonical(result), json.dumps(redo)
     )
-    if cursor.rowcount != 1:
+    if not added:
         raise QueueError(f"proposal {proposal_id} is applied already; it is not applied twice")
     _set_status(store, proposal_id, "applied")
     record_event(store, proposal_id, "applied", actor, result)
@@ -309,11 +280,7 @@ def _failed(store: Store, proposal_id: int, claim: int | None, actor: str, reaso
     reason = redact(reason)
     with store.atomic():
         if claim is None:
-            store.db.execute(
-                """UPDATE proposals SET status = 'failed', error = ?, updated_at = ?
-                   WHERE id = ? AND status IN ('pending', 'approved', 'failed')""",
-                [reason, store.now(), proposal_id],
-            )
+            store.tables.proposals.fail(proposal_id, reason)
             record_event(store, proposal_id, "approved", actor, {})
         else:  # a step that took the proposal meanwhile (a rejection, say) keeps it
             _settle(store, proposal_id, claim, "failed", error=reason)
@@ -324,13 +291,7 @@ def _settle(
     store: Store, proposal_id: int, claim: int, status: str, *, error: str | None = None
 ) -> bool:
     """Set the status if the approval ``claim`` still holds the proposal; whether it did."""
-    cursor = store.db.execute(
-        """UPDATE proposals SET status = ?, error = ?, updated_at = ?
-           WHERE id = ? AND status = 'approved' AND ? = (SELECT max(id) FROM proposal_events
-               WHERE proposal_id = proposals.id AND event = 'approved')""",
-        [status, error, store.now(), proposal_id, claim],
-    )
-    return cursor.rowcount == 1
+    return store.tables.proposals.settle(proposal_id, claim, status, error=error)
 
 
 def _claim(
@@ -341,19 +302,7 @@ def _claim(
     ``status`` None keeps the status (the claim only checks it and takes the
     write lock); otherwise it is set. :class:`WrongStatus` (or NotFound) if not.
     """
-    marks = ", ".join("?" * len(statuses))
-    if status is None:
-        cursor = store.db.execute(
-            f"UPDATE proposals SET status = status WHERE id = ? AND status IN ({marks})",
-            [proposal_id, *statuses],
-        )
-    else:
-        cursor = store.db.execute(
-            f"""UPDATE proposals SET status = ?, error = NULL, updated_at = ?
-                WHERE id = ? AND status IN ({marks})""",
-            [status, store.now(), proposal_id, *statuses],
-        )
-    if cursor.rowcount != 1:
+    if not store.tables.proposals.claim(proposal_id, statuses, status):
         raise _refusal(store, proposal_id, statuses, step)
 
 
@@ -372,10 +321,7 @@ def _refusal(store: Store, proposal_id: int, statuses: tuple[str, ...], step: st
 
 
 def _set_status(store: Store, proposal_id: int, status: str, *, error: str | None = None) -> None:
-    store.db.execute(
-        "UPDATE proposals SET status = ?, error = ?, updated_at = ? WHERE id = ?",
-        [status, error, store.now(), proposal_id],
-    )
+    store.tables.proposals.set_status(proposal_id, status, error=error)
 
 
 def _branch_unmoved(git: dict[str, Any]) -> None:

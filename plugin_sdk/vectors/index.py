@@ -18,7 +18,9 @@ truth, in the store's own file. What keeps it in step with the memories:
 Queries use only the vectors of the model that embedded the query, and only
 memories that are active and readable from the project searched (its own,
 or ``scope = 'global' AND shareable = 1``). They read either the sqlite-vec
-mirror (``mirror.py``) or, without the extension, scan (``scan.py``).
+mirror or, without the extension, scan (``scan.py``). The statements on the
+vector tables and the mirror are their owner's (``store/tables/vectors.py``,
+``store.tables.vectors``); this module decides when each runs.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.vectors import mirror, scan
+from plugin_sdk.store.tables.vectors import MAX_K
+from plugin_sdk.vectors import scan
 from plugin_sdk.vectors.embed import Embedded, content_hash, to_blob
 
 if TYPE_CHECKING:
@@ -36,14 +39,6 @@ if TYPE_CHECKING:
 # The cross-project read rule (docs/store.md, "Projects").
 READABLE = "(m.project = ? OR (m.scope = 'global' AND m.shareable = 1))"
 _CHUNK = 500
-
-_UPSERT = """
-INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)
-VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (model, memory_id) DO UPDATE SET
-    dim = excluded.dim, vector = excluded.vector,
-    content_hash = excluded.content_hash, embedded_at = excluded.embedded_at
-"""
 
 
 def drop_vectors(store: Store, memory_ids: Iterable[int]) -> int:
@@ -57,6 +52,7 @@ class Vectors:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+        self.rows = store.tables.vectors
         self._extension: tuple[str | None, str] | None = None
 
     # The extension
@@ -65,14 +61,14 @@ class Vectors:
     def extension(self) -> str | None:
         """sqlite-vec's version when it is loaded into this store's connection, else ``None``."""
         if self._extension is None:
-            self._extension = mirror.load(self.db.conn)
+            self._extension = self.rows.load_extension()
         return self._extension[0]
 
     def _mirror_serves(self, model: str, dim: int) -> bool:
         return (
             self.extension is not None
-            and mirror.mirrored(self.store) == (model, dim)
-            and mirror.exists(self.store)
+            and self.rows.mirrored() == (model, dim)
+            and self.rows.mirror_exists()
         )
 
     def sync(self) -> None:
@@ -83,17 +79,14 @@ class Vectors:
         """
         if self.extension is None:
             return
-        row = self.db.execute(
-            "SELECT model, dim FROM memory_vectors WHERE model = "
-            "(SELECT model FROM vector_state WHERE id = 1) ORDER BY memory_id DESC LIMIT 1"
-        ).fetchone()
+        newest = self.rows.newest()
         with self.store.atomic():
-            if row is None:
-                mirror.drop(self.store)
-            elif mirror.mirrored(self.store) != (row[0], row[1]) or not mirror.exists(self.store):
-                mirror.rebuild(self.store, row[0], row[1])
+            if newest is None:
+                self.rows.drop_mirror()
+            elif self.rows.mirrored() != newest or not self.rows.mirror_exists():
+                self.rows.rebuild_mirror(*newest)
             else:
-                mirror.catch_up(self.store)
+                self.rows.catch_up()
 
     # Writing
 
@@ -120,8 +113,7 @@ class Vectors:
                 for (memory_id, text), vector in zip(items, embedded.vectors, strict=True)
                 if vector is not None and current.get(memory_id) == text
             ]
-            self.db.conn.executemany(_UPSERT, rows)
-            self.db.execute("UPDATE vector_state SET model = ? WHERE id = 1", [embedded.model])
+            self.rows.put(embedded.model, rows)
             self.sync()
         return len(rows)
 
@@ -137,14 +129,8 @@ class Vectors:
     def drop(self, memory_ids: Iterable[int]) -> int:
         """Delete every vector of these memories; how many rows went."""
         ids = list(dict.fromkeys(memory_ids))
-        removed = 0
         with self.store.atomic():
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                removed += self.db.execute(
-                    f"DELETE FROM memory_vectors WHERE memory_id IN ({marks})", chunk
-                ).rowcount
+            removed = self.rows.delete_for(ids)
             self.sync()
         return removed
 
@@ -154,15 +140,7 @@ class Vectors:
         """Delete the project's vectors of other models (after a full re-embed), and any
         vector whose memory is not active; how many rows went."""
         with self.store.atomic():
-            removed = self.db.execute(
-                """DELETE FROM memory_vectors WHERE (model != ? OR dim != ?) AND memory_id IN
-                   (SELECT id FROM memories WHERE project = ?)""",
-                [model, dim, project],
-            ).rowcount
-            removed += self.db.execute(
-                """DELETE FROM memory_vectors WHERE memory_id IN
-                   (SELECT id FROM memories WHERE status != 'active')"""
-            ).rowcount
+            removed = self.rows.prune(model, dim, project)
             self.sync()
         return removed
 
@@ -171,19 +149,16 @@ class Vectors:
     @property
     def embed_on_write(self) -> bool:
         """Whether a written memory is embedded at once (default: no, the ``embed`` task does it)."""
-        row = self.db.execute("SELECT embed_on_write FROM vector_state WHERE id = 1").fetchone()
-        return bool(row[0])
+        return self.rows.embed_on_write()
 
     @embed_on_write.setter
     def embed_on_write(self, value: bool) -> None:
         with self.store.atomic():
-            self.db.execute(
-                "UPDATE vector_state SET embed_on_write = ? WHERE id = 1", [int(bool(value))]
-            )
+            self.rows.set_embed_on_write(value)
 
     def has_any(self) -> bool:
         """Whether the store holds any vector at all (a search embeds its query only then)."""
-        return self.db.execute("SELECT 1 FROM memory_vectors LIMIT 1").fetchone() is not None
+        return self.rows.has_any()
 
     def unembedded_text(self, memory_id: int) -> str | None:
         """The text of an active memory that has no vector of the newest model, else ``None``."""
@@ -198,7 +173,7 @@ class Vectors:
     @property
     def model(self) -> str | None:
         """The model the newest vectors were written with."""
-        return self.db.execute("SELECT model FROM vector_state WHERE id = 1").fetchone()[0]
+        return self.rows.model()
 
     def missing(
         self, model: str | None, dim: int | None, project: str, *, after: int = 0, limit: int = 100
@@ -238,42 +213,30 @@ class Vectors:
             found = self._nearest_mirrored(model, vector, project, limit)
             if found is not None:
                 return found
-        sql = f"""SELECT v.memory_id, v.vector FROM memory_vectors v
-                  JOIN memories m ON m.id = v.memory_id
-                  WHERE v.model = ? AND v.dim = ? AND m.status = 'active' AND {READABLE}"""
-        return scan.best(self.db.execute(sql, [model, dim, project]), vector, limit)
+        return scan.best(self.rows.readable(model, dim, project), vector, limit)
 
     def _nearest_mirrored(
         self, model: str, vector: array, project: str, limit: int
     ) -> list[tuple[int, float]] | None:
-        behind = {row[0] for row in self.db.execute("SELECT memory_id FROM vector_changes")}
+        behind = self.rows.behind()
         exact = self._exact(model, vector, behind)
         k = max(4 * limit, 64)
         while True:
-            found = mirror.neighbours(self.store, to_blob(vector), k)
+            found = self.rows.neighbours(to_blob(vector), k)
             scores = {memory_id: score for memory_id, score in found if memory_id not in behind}
             scores.update(exact)
             readable = self._readable(list(scores), project)
             if len(readable) >= limit or len(found) < k:
                 ranked = sorted(((i, scores[i]) for i in readable), key=lambda x: (-x[1], x[0]))
                 return ranked[:limit]
-            if k >= mirror.MAX_K:
+            if k >= MAX_K:
                 return None  # too few readable among the nearest: scan instead
-            k = min(4 * k, mirror.MAX_K)
+            k = min(4 * k, MAX_K)
 
     def _exact(self, model: str, vector: array, memory_ids: set[int]) -> dict[int, float]:
         if not memory_ids:
             return {}
-        ids = sorted(memory_ids)
-        rows: list[tuple[int, bytes]] = []
-        for start in range(0, len(ids), _CHUNK):
-            chunk = ids[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            rows += self.db.execute(
-                f"""SELECT memory_id, vector FROM memory_vectors
-                    WHERE model = ? AND dim = ? AND memory_id IN ({marks})""",
-                [model, len(vector), *chunk],
-            ).fetchall()
+        rows = self.rows.of_memories(model, len(vector), sorted(memory_ids))
         return dict(scan.best(rows, vector, len(rows)))
 
     def _readable(self, memory_ids: list[int], project: str) -> list[int]:
@@ -297,18 +260,11 @@ class Vectors:
         """What the index holds: vectors per model, the mirror, what is pending."""
         from plugin_sdk.store import driver
 
-        models = {
-            row[0]: {"dim": row[1], "vectors": row[2]}
-            for row in self.db.execute(
-                "SELECT model, dim, count(*) FROM memory_vectors GROUP BY model, dim ORDER BY model"
-            )
-        }
-        state = self.db.execute(
-            "SELECT model, mirror_model, embed_on_write FROM vector_state WHERE id = 1"
-        ).fetchone()
+        models = self.rows.per_model()
+        state = self.rows.state()
         self.extension  # noqa: B018 (loads it once, to report why not)
         assert self._extension is not None
-        behind = self.db.execute("SELECT count(*) FROM vector_changes").fetchone()[0]
+        behind = self.rows.count_behind()
         return {
             "driver": driver.name,
             "sqlite": driver.sqlite_version,
@@ -318,31 +274,27 @@ class Vectors:
             "models": models,
             "mirror_model": state[1],
             "mirror_behind": behind,
-            "embed_on_write": bool(state[2]),
+            "embed_on_write": state[2],
         }
 
     def check(self) -> list[str]:
         """Inconsistencies between the vectors and the memories (empty when there are none)."""
         problems = []
-        for memory_id, model, stored, text, status in self.db.execute(
-            """SELECT v.memory_id, v.model, v.content_hash, m.content, m.status
-               FROM memory_vectors v JOIN memories m ON m.id = v.memory_id"""
-        ):
+        for memory_id, model, stored, text, status in self.rows.with_memories():
             if status != "active":
                 problems.append(f"memory {memory_id} is {status} but has a {model} vector")
             elif stored != content_hash(text):
                 problems.append(f"memory {memory_id}'s {model} vector was made from another text")
-        model, dim = mirror.mirrored(self.store)
-        if model is not None and self.extension is not None and mirror.exists(self.store):
-            behind = {row[0] for row in self.db.execute("SELECT memory_id FROM vector_changes")}
-            table = {
-                row[0]
-                for row in self.db.execute(
-                    "SELECT memory_id FROM memory_vectors WHERE model = ? AND dim = ?",
-                    [model, dim],
-                )
-            }
-            copied = {row[0] for row in self.db.execute(f"SELECT rowid FROM {mirror.TABLE}")}
+        mirrored, dim = self.rows.mirrored()
+        if (
+            mirrored is not None
+            and dim is not None
+            and self.extension is not None
+            and self.rows.mirror_exists()
+        ):
+            behind = self.rows.behind()
+            table = self.rows.ids_of(mirrored, dim)
+            copied = self.rows.mirrored_ids()
             for memory_id in sorted((table ^ copied) - behind):
                 problems.append(f"the sqlite-vec mirror disagrees on memory {memory_id}")
         return problems
