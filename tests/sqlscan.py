@@ -79,7 +79,8 @@ def _looks_like_sql(text: str) -> bool:
     words = re.findall(r"[A-Za-z_]+", text)
     keywords = {"FROM", "INTO", "SET", "WHERE", "VALUES", "TABLE", "INDEX", "TRIGGER", "VIEW"}
     upper = [w for w in words if w.isupper()]
-    return bool(keywords & set(upper)) or text.lstrip().upper().startswith(
+    # A bare statement keyword counts only in SQL's upper case ("commit" is git's word).
+    return bool(keywords & set(upper)) or text.lstrip().startswith(
         ("PRAGMA", "BEGIN", "SAVEPOINT", "RELEASE", "ROLLBACK", "COMMIT", "VACUUM", "ANALYZE")
     )
 

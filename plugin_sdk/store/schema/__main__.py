@@ -4,4 +4,5 @@ import sys
 
 from plugin_sdk.store.schema import main
 
-raise SystemExit(main(iter(sys.argv[1:])))
+if __name__ == "__main__":
+    raise SystemExit(main(iter(sys.argv[1:])))
