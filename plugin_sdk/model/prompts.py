@@ -212,6 +212,15 @@ def tool_fragments(store: Store) -> list[str]:
     return _fragments(store, "tool")
 
 
+def session_lines(store: Store) -> list[str]:
+    """The installed packs' ``[prompts] session`` lines: the end of a session-start block."""
+    lines: list[str] = []
+    for pack in store.packs.installed():
+        text = pack.document.get("prompts", {}).get("session")
+        lines += [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return list(dict.fromkeys(lines))
+
+
 def _fragments(store: Store, stage: str) -> list[str]:
     """Each installed pack's fragments for a stage (``dreamer`` applies to both dreamer prompts)."""
     keys = ("dreamer", stage) if stage in ("curate", "retrospective") else (stage,)

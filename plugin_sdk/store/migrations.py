@@ -1095,3 +1095,46 @@ def m017_retain_indexes(db: Database) -> None:
         CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
         """
     )
+
+
+@step
+def m018_hook_queue(db: Database) -> None:
+    db.executescript(
+        """
+        -- What a host's hook left for the historian (plugin_sdk/host/hook_queue.py):
+        -- SessionEnd and PreCompact record the files and return; `memsdk
+        -- historian drain` reads them later. The import ledger knows what was sent.
+        CREATE TABLE hook_queue (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL DEFAULT '',
+            event TEXT NOT NULL,
+            files TEXT NOT NULL,                 -- JSON: [{"path", "size"}], session then sub-agents
+            queued_at TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            done_at TEXT,
+            summary TEXT
+        );
+        CREATE INDEX hook_queue_todo ON hook_queue (project, done_at, id);
+        -- When each hook (and the drain) last ran per project, and its last error.
+        CREATE TABLE hook_runs (
+            project TEXT NOT NULL,
+            event TEXT NOT NULL,
+            runs INTEGER NOT NULL DEFAULT 0,
+            last_run_at TEXT NOT NULL,
+            last_ok_at TEXT,
+            last_error TEXT,
+            last_error_at TEXT,
+            PRIMARY KEY (project, event)
+        );
+        -- A notice a hook showed a session (systemMessage), so it says it once.
+        CREATE TABLE hook_notices (
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            notice TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (session_id, project, notice)
+        );
+        """
+    )
