@@ -73,19 +73,9 @@ def self_check(
 
     results: list[tuple[bool, str]] = []
     try:
-        done = subprocess.run(
-            [memsdk, "mcp", *options],
-            input=MCP_PROBE,
-            capture_output=True,
-            text=True,
-            timeout=CHECK_TIMEOUT,
-        )
-        replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-        tools = [t["name"] for r in replies if r.get("id") == 2 for t in r["result"]["tools"]]
-        ok = bool(tools)
-        why = f"{len(tools)} tools" if ok else (done.stderr.strip().splitlines() or ["no reply"])[-1]
-        results.append((ok, f"MCP server starts: {why}"))
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as error:
+        tools, why = _probe_mcp([memsdk, "mcp", *options])
+        results.append((bool(tools), f"MCP server starts: {f'{len(tools)} tools' if tools else why}"))
+    except (OSError, ValueError, KeyError) as error:
         results.append((False, f"MCP server starts: {type(error).__name__}: {error}"))
     script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
@@ -109,6 +99,35 @@ def self_check(
         what = f"{len(context)} characters of context" if context else "answers"
         results.append((True, f"hook {event}: {what}{said}"))
     return results
+
+
+def _probe_mcp(command: list[str]) -> tuple[list[str], str]:
+    """Start the server, ask for its tools, read the replies, then close its input."""
+    import threading
+
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    timer = threading.Timer(CHECK_TIMEOUT, server.kill)
+    timer.start()
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(MCP_PROBE)
+        server.stdin.flush()
+        for line in server.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                return [tool["name"] for tool in reply["result"]["tools"]], ""
+        error = server.stderr.read().strip().splitlines() if server.stderr else []
+        return [], (error or ["no reply"])[-1]
+    finally:
+        timer.cancel()
+        if server.stdin:
+            server.stdin.close()
+        server.wait(timeout=CHECK_TIMEOUT)
+        for stream in (server.stdout, server.stderr):
+            if stream:
+                stream.close()
 
 
 def status_report(project_dir: Path) -> dict[str, Any]:

@@ -432,6 +432,8 @@ def drain(model_id: str | None, db: str | None, project: str | None, as_json: bo
             report = run_drain(store)
     if as_json:
         echo_json(report)
+        if report["error"]:
+            raise SystemExit(1)
         return
     for line in report["summaries"]:
         click.echo(line)
