@@ -183,9 +183,9 @@ def with_session_lines(store: Store, block: str) -> str:
     from plugin_sdk.model.prompts import session_lines
 
     lines = session_lines(store)
-    if not block or not lines:
+    if not lines:
         return block
-    return block.rstrip("\n") + "\n" + "\n".join(lines)
+    return (block.rstrip("\n") + "\n" if block else "") + "\n".join(lines)
 
 
 def recall_text(store: Store, prompt: str, budget: int) -> str:
