@@ -104,12 +104,23 @@ def test_pre_compact_queues_and_the_drain_reads_it_once(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     started: list[list[str]] = []
-    monkeypatch.setattr("plugin_sdk.host.hook_queue.subprocess.Popen", lambda c, **k: started.append(c))
+    monkeypatch.setattr(
+        "plugin_sdk.host.hook_queue.subprocess.Popen", lambda c, **k: started.append(c)
+    )
     model = ScriptedModel([])  # the hook itself calls no model
     answer = hook_with_model("PreCompact", db, payload("PreCompact", tmp_path), model)
     assert answer == {"suppressOutput": True}
     assert model.prompts == []
-    assert started and started[0][-4:] == ["harbour", "--model", "scripted:x", ][:0] + started[0][-4:]
+    assert (
+        started
+        and started[0][-4:]
+        == [
+            "harbour",
+            "--model",
+            "scripted:x",
+        ][:0]
+        + started[0][-4:]
+    )
     assert "drain" in started[0]
     with Store(db, project="harbour") as store:
         rows = store.db.execute("SELECT event, files, done_at FROM hook_queue").fetchall()
@@ -134,7 +145,17 @@ def test_pre_compact_queues_and_the_drain_reads_it_once(
 def hook_with_model(event: str, db: Path, stdin: str, model: ScriptedModel) -> dict[str, Any]:
     result = CliRunner().invoke(
         cli,
-        ["hook", "claude-code", event, "--db", str(db), "--project", "harbour", "--model", "scripted:x"],
+        [
+            "hook",
+            "claude-code",
+            event,
+            "--db",
+            str(db),
+            "--project",
+            "harbour",
+            "--model",
+            "scripted:x",
+        ],
         input=stdin,
         obj={"plugins": fresh_plugin_manager(("scripted-model", model))},
         env=ENV,
@@ -155,7 +176,10 @@ def test_without_a_model_the_session_waits_in_the_queue(db: Path, tmp_path: Path
     assert "no model for the historian" in result.output
     with Store(db, project="harbour") as store:
         assert Ledger(store).entries() == []
-        assert store.db.execute("SELECT count(*) FROM hook_queue WHERE done_at IS NULL").fetchone()[0] == 2
+        assert (
+            store.db.execute("SELECT count(*) FROM hook_queue WHERE done_at IS NULL").fetchone()[0]
+            == 2
+        )
         runs = dict(store.db.execute("SELECT event, last_error FROM hook_runs").fetchall())
     assert "no model" in runs["drain"]
 
@@ -188,7 +212,10 @@ def test_malformed_payloads_get_one_line(db: Path, stdin: dict[str, Any], said: 
 
     begun = time.perf_counter()
     result = CliRunner().invoke(
-        cli, ["hook", "claude-code", "SessionEnd", "--db", str(db)], input=json.dumps(stdin), env=ENV
+        cli,
+        ["hook", "claude-code", "SessionEnd", "--db", str(db)],
+        input=json.dumps(stdin),
+        env=ENV,
     )
     assert time.perf_counter() - begun < 5
     assert result.exit_code == 1
@@ -216,7 +243,9 @@ def test_a_store_with_no_pack_says_so_once_per_session(tmp_path: Path) -> None:
     assert hook("SessionStart", path, payload("SessionStart", tmp_path)) == {}
 
 
-def test_a_child_of_the_claude_code_model_never_reenters_the_hooks(db: Path, tmp_path: Path) -> None:
+def test_a_child_of_the_claude_code_model_never_reenters_the_hooks(
+    db: Path, tmp_path: Path
+) -> None:
     from plugin_sdk.host.hook_entry import CHILD_ENV as checked
     from plugin_sdk.model.claude_code import CHILD_ENV as set_by_model
 
@@ -316,8 +345,17 @@ def test_install_into_an_empty_folder_and_back_leaves_nothing(tmp_path: Path) ->
 def test_install_refuses_an_unknown_pack_by_name(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         cli,
-        ["claude-code", "install", "--project-dir", str(tmp_path), "--yes", "--pack", "nosuch",
-         "--db", str(tmp_path / "m.db")],
+        [
+            "claude-code",
+            "install",
+            "--project-dir",
+            str(tmp_path),
+            "--yes",
+            "--pack",
+            "nosuch",
+            "--db",
+            str(tmp_path / "m.db"),
+        ],
         env=ENV,
     )
     assert result.exit_code == 1

@@ -14,7 +14,9 @@ from plugin_sdk.model.claude_code import CHILD_ENV, ClaudeCodeModel
 from plugin_sdk.model.scripted import FileScriptedModel
 from plugin_sdk.plugin.records import Prompt
 
-PROMPT = Prompt(purpose="historian", system="SYSTEM TEXT", messages=[{"role": "user", "content": "hi"}])
+PROMPT = Prompt(
+    purpose="historian", system="SYSTEM TEXT", messages=[{"role": "user", "content": "hi"}]
+)
 
 
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
@@ -33,7 +35,11 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> P
 def test_the_answer_is_the_result_and_the_child_has_no_tools(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = fake_claude(tmp_path, monkeypatch, """echo '{"type":"result","is_error":false,"result":"<no-facts/>"}'""")
+    log = fake_claude(
+        tmp_path,
+        monkeypatch,
+        """echo '{"type":"result","is_error":false,"result":"<no-facts/>"}'""",
+    )
     assert default_choice() == "claude-code"
     assert ClaudeCodeModel().complete(PROMPT) == "<no-facts/>"
     seen = log.read_text()
@@ -44,7 +50,10 @@ def test_the_answer_is_the_result_and_the_child_has_no_tools(
 @pytest.mark.parametrize(
     ("body", "said"),
     [
-        ("""echo '{"is_error":true,"result":"Credit balance is too low"}'""", "Credit balance is too low"),
+        (
+            """echo '{"is_error":true,"result":"Credit balance is too low"}'""",
+            "Credit balance is too low",
+        ),
         ("echo 'boom' >&2; exit 3", "exit 3: boom"),
         ("echo 'not json'", "not a JSON object"),
         ("sleep 5", "no answer within 0.5 s"),

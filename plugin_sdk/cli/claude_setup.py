@@ -44,7 +44,9 @@ def prepare_store(
             try:
                 store.packs.install(pack)
             except PackConflict as error:
-                raise MemsdkError(f"cannot install pack {pack.name} into {path}: {error}") from error
+                raise MemsdkError(
+                    f"cannot install pack {pack.name} into {path}: {error}"
+                ) from error
             state = f"pack {pack.name} {pack.version} installed"
         categories = len(store.category_names())
     return [
@@ -74,7 +76,9 @@ def self_check(
     results: list[tuple[bool, str]] = []
     try:
         tools, why = _probe_mcp([memsdk, "mcp", *options])
-        results.append((bool(tools), f"MCP server starts: {f'{len(tools)} tools' if tools else why}"))
+        results.append(
+            (bool(tools), f"MCP server starts: {f'{len(tools)} tools' if tools else why}")
+        )
     except (OSError, ValueError, KeyError) as error:
         results.append((False, f"MCP server starts: {type(error).__name__}: {error}"))
     script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT

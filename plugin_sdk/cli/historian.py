@@ -419,17 +419,16 @@ def drain(model_id: str | None, db: str | None, project: str | None, as_json: bo
     """
     from pathlib import Path
 
-    from plugin_sdk.host.hook_drain import drain_lock
     from plugin_sdk.host.hook_drain import drain as run_drain
+    from plugin_sdk.host.hook_drain import drain_lock
 
-    with open_store(db, project) as store:
-        with drain_lock(Path(store.path)) as held:
-            if not held:
-                click.echo("another drain is running on this store; nothing to do", err=True)
-                return
-            if model_id and model_id != NONE:
-                attach(store.plugins, model_id)
-            report = run_drain(store)
+    with open_store(db, project) as store, drain_lock(Path(store.path)) as held:
+        if not held:
+            click.echo("another drain is running on this store; nothing to do", err=True)
+            return
+        if model_id and model_id != NONE:
+            attach(store.plugins, model_id)
+        report = run_drain(store)
     if as_json:
         echo_json(report)
         if report["error"]:

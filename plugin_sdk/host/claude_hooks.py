@@ -26,6 +26,7 @@ and ``custom_instructions``, SessionEnd ``reason``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
 from collections.abc import Callable
@@ -77,7 +78,10 @@ class FileChange:
 
 
 def install(
-    project_dir: Path, memsdk: str, options: list[str], hook_options: list[str] = ()  # type: ignore[assignment]
+    project_dir: Path,
+    memsdk: str,
+    options: list[str],
+    hook_options: list[str] = (),  # type: ignore[assignment]
 ) -> list[FileChange]:
     """The changes that add memsdk to ``project_dir`` (memsdk's own entries brought up to date).
 
@@ -306,7 +310,7 @@ def _ours(hook: dict[str, Any]) -> bool:
         words = shlex.split(str(hook.get("command", ""))) if isinstance(hook, dict) else []
     except ValueError:  # a person's command with unbalanced quotes: not ours
         return False
-    for first, second in zip(words, words[1:], strict=False):
+    for first, second in itertools.pairwise(words):
         if second == "claude-code" and (first == "hook" or Path(first).name == HOOK_SCRIPT):
             return True
     return False

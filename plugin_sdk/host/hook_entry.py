@@ -47,7 +47,9 @@ def check_payload(event_name: str, text: str) -> dict[str, Any]:
     for field in ("session_id", "transcript_path", "cwd", "prompt", "hook_event_name"):
         value = event.get(field)
         if value is not None and not isinstance(value, str):
-            raise PayloadError(f"{field} must be a string, not {type(value).__name__}: {value!r}"[:200])
+            raise PayloadError(
+                f"{field} must be a string, not {type(value).__name__}: {value!r}"[:200]
+            )
     if event_name == "UserPromptSubmit" and event.get("prompt") is None:
         raise PayloadError("a UserPromptSubmit event needs its prompt")
     return event
@@ -100,7 +102,12 @@ def run(
 
 
 def _queue(
-    path: Path, project: str, session: str, event_name: str, transcript: Path | None, model: str | None
+    path: Path,
+    project: str,
+    session: str,
+    event_name: str,
+    transcript: Path | None,
+    model: str | None,
 ) -> dict[str, Any]:
     from plugin_sdk.host.hook_queue import enqueue, first_notice, record_run, start_drain
 
@@ -151,7 +158,9 @@ def _read(
         record_run(conn, project, event_name, notice)
         if notice and first_notice(conn, session, project, notice):
             result = {**result, "systemMessage": notice}
-        later = event_name == "SessionStart" and model not in (None, "none") and pending(conn, project)
+        later = (
+            event_name == "SessionStart" and model not in (None, "none") and pending(conn, project)
+        )
     if later:
         start_drain(path, project, model)
     return result
@@ -195,13 +204,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         result = run(
-            args.event, sys.stdin.read(), db=args.db, project=args.project, model=args.model, budget=args.budget
+            args.event,
+            sys.stdin.read(),
+            db=args.db,
+            project=args.project,
+            model=args.model,
+            budget=args.budget,
         )
     except PayloadError as error:
         print(f"memsdk hook claude-code {args.event}: {error}", file=sys.stderr)
         raise SystemExit(1) from None
     except Exception as error:  # one line, never a traceback, on a host's hook path
-        print(f"memsdk hook claude-code {args.event}: {type(error).__name__}: {error}", file=sys.stderr)
+        print(
+            f"memsdk hook claude-code {args.event}: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
         raise SystemExit(1) from None
     print(json.dumps(result, ensure_ascii=False))
 
