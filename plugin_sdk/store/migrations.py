@@ -1095,3 +1095,22 @@ def m017_retain_indexes(db: Database) -> None:
         CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
         """
     )
+
+
+@step
+def m019_closed_status(db: Database) -> None:
+    db.executescript(
+        """
+        -- A memory becomes live (active or pending) only in an active category:
+        -- leaving quarantine or being restored from the archive by a status
+        -- change alone is checked too (memories_category_update fires only on
+        -- a category change). Archiving or quarantining is always allowed.
+        CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
+        WHEN NEW.status IN ('active', 'pending') AND OLD.status NOT IN ('active', 'pending')
+            AND NOT EXISTS (
+                SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
+        END;
+        """
+    )
