@@ -106,6 +106,7 @@ def test_a_healthy_store_is_clean(db):
         "schema",
         "fts",
         "references",
+        "categories",
         "composites",
         "merges",
         "dreamer",

@@ -42,7 +42,16 @@ from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
 
-CHECKS = ("integrity", "schema", "fts", "references", "composites", "merges", "dreamer")
+CHECKS = (
+    "integrity",
+    "schema",
+    "fts",
+    "references",
+    "categories",
+    "composites",
+    "merges",
+    "dreamer",
+)
 _SHOWN = 20  # findings of one kind shown before "and N more"
 
 
@@ -211,6 +220,28 @@ def _references(db: StoreDatabase, report: DoctorReport, repair: bool, now: date
                 report.add("references", "error", f"{count} rows of {table} name missing memories")
 
 
+def _categories(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
+    """A live memory (active or pending) must be in an active category of the store."""
+    if not (db["memories"].exists() and db["categories"].exists()):
+        return
+    rows = db.execute(
+        """SELECT m.category, m.status, count(*), min(m.id), group_concat(DISTINCT m.project)
+           FROM memories m LEFT JOIN categories c ON c.name = m.category
+           WHERE m.status IN ('active', 'pending') AND (c.name IS NULL OR c.status != 'active')
+           GROUP BY m.category, m.status ORDER BY m.category, m.status"""
+    ).fetchall()
+    for category, status, count, first, projects in rows[:_SHOWN]:
+        known = db.execute("SELECT status FROM categories WHERE name = ?", [category]).fetchone()
+        why = "unknown to the store" if known is None else f"{known[0]}, not active"
+        report.add(
+            "categories",
+            "error",
+            f"{count} {status} memories (first #{first}, project {projects}) are in category "
+            f"{category!r}, {why}: quarantine or archive them, or install the pack that has it",
+        )
+    _more(report, "categories", len(rows))
+
+
 def _composites(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
     if not db["composite_members"].exists():
         return
@@ -312,6 +343,7 @@ _RUN = {
     "schema": _schema,
     "fts": _fts,
     "references": _references,
+    "categories": _categories,
     "composites": _composites,
     "merges": _merges,
     "dreamer": _dreamer,

@@ -1138,3 +1138,22 @@ def m018_hook_queue(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m019_closed_status(db: Database) -> None:
+    db.executescript(
+        """
+        -- A memory becomes live (active or pending) only in an active category:
+        -- leaving quarantine or being restored from the archive by a status
+        -- change alone is checked too (memories_category_update fires only on
+        -- a category change). Archiving or quarantining is always allowed.
+        CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
+        WHEN NEW.status IN ('active', 'pending') AND OLD.status NOT IN ('active', 'pending')
+            AND NOT EXISTS (
+                SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
+        END;
+        """
+    )
