@@ -1095,3 +1095,19 @@ def m017_retain_indexes(db: Database) -> None:
         CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
         """
     )
+
+
+@step
+def m020_read_records(db: Database) -> None:
+    # What reads recorded late or lost (``store/pending.py``): one row per
+    # kind of record, counted for ``memsdk doctor``.
+    db.executescript(
+        """
+        CREATE TABLE read_records (
+            what TEXT PRIMARY KEY,
+            deferred INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        """
+    )
