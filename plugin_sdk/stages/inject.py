@@ -58,6 +58,7 @@ import attrs
 
 from plugin_sdk.composites.groups import notes, reach
 from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.model import prompts
 from plugin_sdk.model.boundary import entry
 from plugin_sdk.plugin.records import Ranked
 from plugin_sdk.stages.expand import Expansion, expand
@@ -543,18 +544,22 @@ def _render_delta(store: Store, new: list[int], updated: list[int], removed: lis
 def _record(store: Store, session: str, project: str, result: Injection) -> None:
     shown = json.dumps({str(k): v for k, v in result.hashes.items()}, sort_keys=True)
     digest = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
+    prompt = prompts.surface_hash(store)  # what is_stale compares with later
     now = store.now()
-    store.record(  # after the read, never failing it (see Store.record)
-        lambda: store.db.execute(
+
+    def write() -> None:
+        store.db.execute(
             """INSERT INTO injections (session_id, project, budget, tokens, text_hash, shown, created_at)
                VALUES (?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (session_id, project) DO UPDATE SET budget = excluded.budget,
                    tokens = excluded.tokens, text_hash = excluded.text_hash,
                    shown = excluded.shown, created_at = excluded.created_at""",
             [session, project, result.budget, result.tokens, digest, shown, now],
-        ),
-        what=f"session {session!r}'s injection",
-    )
+        )
+        prompts.write_session(store, session, project, prompt)
+
+    # after the read, never failing it (see Store.record)
+    store.record(write, what=f"session {session!r}'s injection")
 
 
 def _active_count(store: Store, project: str) -> int:

@@ -17,7 +17,9 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
 - **merges**: every superseded memory points at an existing memory of its own
   project, never itself; ``merged_from`` lists existing memories;
 - **dreamer**: cursors are JSON; a running task holds a lease, and a lease
-  past its end is reported as stale.
+  past its end is reported as stale;
+- **read records**: what reads recorded late (a busy writer, a full disk)
+  or lost, per kind (``store/pending.py``): a warning for each.
 
 Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
@@ -37,7 +39,7 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import SchemaTooNew, StoreError
-from plugin_sdk.store import driver, fence
+from plugin_sdk.store import driver, fence, pending
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
@@ -51,6 +53,7 @@ CHECKS = (
     "composites",
     "merges",
     "dreamer",
+    "read records",
 )
 _SHOWN = 20  # findings of one kind shown before "and N more"
 
@@ -333,6 +336,16 @@ def _dreamer(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetim
             )
 
 
+def _read_records(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
+    if not db["read_records"].exists():
+        return
+    for what, deferred, dropped in pending.counts(db.conn):
+        if deferred:
+            report.add("read records", "warning", f"{deferred} {what} records written late")
+        if dropped:
+            report.add("read records", "warning", f"{dropped} {what} records dropped")
+
+
 def _more(report: DoctorReport, check: str, count: int) -> None:
     if count > _SHOWN:
         report.add(check, "error", f"and {count - _SHOWN} more")
@@ -347,4 +360,5 @@ _RUN = {
     "composites": _composites,
     "merges": _merges,
     "dreamer": _dreamer,
+    "read records": _read_records,
 }

@@ -1157,3 +1157,19 @@ def m019_closed_status(db: Database) -> None:
         END;
         """
     )
+
+
+@step
+def m020_read_records(db: Database) -> None:
+    # What reads recorded late or lost (``store/pending.py``): one row per
+    # kind of record, counted for ``memsdk doctor``.
+    db.executescript(
+        """
+        CREATE TABLE read_records (
+            what TEXT PRIMARY KEY,
+            deferred INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        """
+    )
