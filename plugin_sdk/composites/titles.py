@@ -136,7 +136,8 @@ def title(
 
     def weight(words: set[str]) -> float:
         score = sum(
-            (counts[t] / size) * math.log(1 + total / max(df.get(t, counts[t]), 1)) for t in words
+            (counts[t] / size) * math.log(1 + total / max(df.get(t, counts[t]), 1))
+            for t in sorted(words)
         )
         return score / math.sqrt(len(words)) if words else 0.0
 
