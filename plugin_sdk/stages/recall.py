@@ -33,6 +33,7 @@ import attrs
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.model.boundary import contain
 from plugin_sdk.store.search.query import tokens
+from plugin_sdk.store.search.ranking import settings
 from plugin_sdk.store.tokens import additive, count_each, segments
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ def recall(
     if not isinstance(query, str) or not query.strip():
         return _empty(store, budget)
     hits = store.memories.search(query, project=project, limit=limit)
+    if max((hit.evidence for hit in hits), default=0.0) < float(settings(store)["recall_floor"]):
+        hits = []  # the store knows nothing the query asks about: no block
     units = _units(store, query, hits, project)
     chosen: list[_Unit] = []
     used, costs = _costs(store, units, record=record)
