@@ -150,7 +150,7 @@ def _lexical(
         weight[word] *= float(conf["recall_weak"])
     mass = sum(weight.values()) or 1.0
     hits = {i: found(i, lexical[i], terms[i], phrased.get(i, 0.0)) for i in best}
-    for i, hit in hits.items():
+    for hit in hits.values():
         hit.evidence = sum(weight[w] for w in hit.terms) / mass
     return hits
 

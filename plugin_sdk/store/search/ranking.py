@@ -195,8 +195,8 @@ def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> 
             if weights[1] and found[a].lexical > 0:
                 lent[b] = max(lent.get(b, 0.0), found[a].evidence)
     for memory_id, gain in gains.items():
-        near_hit = found.setdefault(memory_id, Found(memory_id))
         if gain > 0:
+            near_hit = found.setdefault(memory_id, Found(memory_id))
             near_hit.context += gain
             near_hit.evidence = max(near_hit.evidence, lent.get(memory_id, 0.0))
             near_hit.why.append("next to a match")
