@@ -141,6 +141,30 @@ def and_first(store: Store, question: str) -> list[int]:
     return list(dict.fromkeys([*first, *run_search(store, question)]))[:20]
 
 
+def rm3(store: Store, question: str, docs: int = 3, terms: int = 2) -> list[int]:
+    """Pseudo-relevance feedback, RM3-style (measured; not in search).
+
+    The relevance model of the top ``docs`` hits: each word's probability in
+    a hit (its count over the hit's length) weighted by the hit's share of
+    the hits' scores; the ``terms`` most probable content words not in the
+    question are added to it and the question searched again. Search takes
+    no per-word weights, so the interpolation with the original query is
+    the coverage term's: the question's own words stay the majority.
+    """
+    hits = store.memories.search(question, limit=docs)
+    stop = stopwords(store, "en")
+    asked = set(parse(question, stop).words)
+    total = sum(max(hit.score, 0.0) for hit in hits) or 1.0
+    model: dict[str, float] = {}
+    for hit in hits:
+        words = [w for w in parse(hit.memory.content, stop).words if len(w) > 2]
+        for word in words:
+            if word not in asked:
+                model[word] = model.get(word, 0.0) + max(hit.score, 0.0) / total / len(words)
+    extra = sorted(model, key=lambda w: (-model[w], w))[:terms]
+    return run_search(store, " ".join([question, *extra]))
+
+
 def run_search(store: Store, question: str) -> list[int]:
     return [hit.memory.id for hit in store.memories.search(question, limit=20)]
 
@@ -162,7 +186,9 @@ def hybrid_plugins(embedder: str = "hash") -> Any:
         sys.path.insert(0, str(Path(__file__).parent))
         from minilm import MiniLMEmbedder
 
-        plugins.register(_MINILM.setdefault("model", MiniLMEmbedder()), name="minilm")
+        if "model" not in _MINILM:
+            _MINILM["model"] = MiniLMEmbedder(Path(tempfile.gettempdir()) / "memsdk-minilm.pkl")
+        plugins.register(_MINILM["model"], name="minilm")
     else:
         plugins.register(HashEmbedder(dim=256), name="test-embedder")
     return plugins
@@ -177,6 +203,7 @@ METHODS: dict[str, Callable[[Store, str], list[int]]] = {
     "search": run_search,
     "recall(1500)": run_recall,
     "and_first (measured)": and_first,
+    "rm3 (measured)": rm3,
 }
 
 

@@ -12,23 +12,29 @@ for this model.
 :class:`MiniLMEmbedder` answers the ``model_embed`` hook; register it on a
 plugin manager like ``plugin_sdk.testing.HashEmbedder``. Texts are cut at
 128 word pieces (the model was trained at that length) and embedded in
-batches of 32; vectors are cached by text, so a benchmark that builds
-several stores from the same turns embeds each turn once.
+batches of 32; vectors are cached by text (in memory, and in the file
+``cache`` when given: the benchmark's own temporary cache), so a benchmark
+that builds several stores from the same turns embeds each turn once.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import pickle
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from safetensors.numpy import load
-from tokenizers import Tokenizer
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")  # one thread: many times faster on a shared machine
 
-from plugin_sdk.plugin.hookspecs import hookimpl
-from plugin_sdk.plugin.records import Embeddings
+import numpy as np  # noqa: E402
+from safetensors.numpy import load  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+
+from plugin_sdk.plugin.hookspecs import hookimpl  # noqa: E402
+from plugin_sdk.plugin.records import Embeddings  # noqa: E402
 
 MAX_TOKENS = 128
 BATCH = 32
@@ -63,13 +69,16 @@ class MiniLMEmbedder:
 
     model = "all-MiniLM-L6-v2"
 
-    def __init__(self) -> None:
+    def __init__(self, cache: Path | None = None) -> None:
+        self.cache_path = cache
         with zipfile.ZipFile(model_zip()) as archive:
             self.w = load(archive.read("model.safetensors"))
             self.tokenizer = Tokenizer.from_str(archive.read("tokenizer.json").decode("utf-8"))
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self.cache: dict[str, list[float]] = {}
+        if cache is not None and cache.exists():
+            self.cache = pickle.loads(cache.read_bytes())
         self.layers = 1 + max(int(k.split(".")[2]) for k in self.w if k.startswith("encoder."))
 
     def encode(self, texts: list[str]) -> Any:
@@ -126,6 +135,8 @@ class MiniLMEmbedder:
             part = todo[start : start + BATCH]
             for text, vector in zip(part, self.encode(part), strict=True):
                 self.cache[text] = [float(v) for v in vector]
+        if todo and self.cache_path is not None:
+            self.cache_path.write_bytes(pickle.dumps(self.cache))
         return [self.cache[t] for t in texts]
 
     @hookimpl

@@ -243,11 +243,12 @@ def _fuse_plugins(
         by_id[memory_id] = Found(
             memory_id, evidence=gate, why=["offered by a search_candidates plugin"]
         )
+    weights = [1.0, *[float(conf["plugin_weight"])] * len(lists)]
     fused: dict[int, float] = {}
-    for ids in [[hit.memory_id for hit in ranked], *lists]:
+    for weight, ids in zip(weights, [[hit.memory_id for hit in ranked], *lists], strict=True):
         for position, memory_id in enumerate(dict.fromkeys(int(i) for i in ids), start=1):
             if memory_id in by_id:
-                fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + position)
+                fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + position)
     for memory_id, value in fused.items():
         by_id[memory_id].score = value
     return sorted((by_id[i] for i in fused), key=lambda hit: (-hit.score, hit.memory_id))

@@ -70,9 +70,11 @@ DEFAULTS: dict[str, Any] = {
     "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
     "rrf_k": 60,  # reciprocal rank fusion constant for plugin candidate lists
+    "plugin_weight": 1.0,  # weight of each plugin's list in the fusion (the lexical list: 1)
     # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
     # the query's content words it holds (or the hit it is next to holds) reaches this
     "recall_floor": 0.2,
+    "recall_context": 0,  # recall: this many best hits bring their episode neighbours as context
     "recall_weak": 0.25,  # the share of its IDF a weak word (stopwords/<language>-weak.txt) counts
 }
 
