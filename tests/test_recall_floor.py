@@ -137,3 +137,29 @@ def test_episode_rule_is_symmetric_and_never_crosses_projects_or_dates(a, b) -> 
         assert a[0] == b[0]
         assert not (a[1] and b[1] and a[1] != b[1])
         assert (a[1] is not None and a[1] == b[1]) or (a[2] is not None and a[2] == b[2])
+
+
+def test_m022_labels_rows_written_together_before_it(tmp_path, ops_pack) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "old.db"
+    store = Store(path, project="p")
+    store.packs.install(ops_pack)
+    together_ids = [
+        r.id
+        for r in store.memories.write_many(
+            [{"content": f"line {n} of one note", "category": "OPS_RULES"} for n in range(3)]
+        )
+    ]
+    alone = store.memories.write("a fact on its own", "OPS_RULES").id
+    # The store as it was before m022: no batch column, no record of the step.
+    (steps,) = store.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()
+    store.db.executescript(
+        f"""DROP INDEX memories_batch; ALTER TABLE memories DROP COLUMN batch;
+           DELETE FROM _sqlite_migrations WHERE name = 'm022_write_batches';
+           PRAGMA user_version = {steps - 1};"""
+    )
+    store.close()
+    store = Store(path, project="p")
+    labels = dict(store.db.execute("SELECT id, batch FROM memories").fetchall())
+    assert [labels[i] for i in together_ids] == [together_ids[0]] * 3
+    assert labels[alone] is None
+    store.close()

@@ -70,7 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
     "rrf_k": 60,  # reciprocal rank fusion constant for plugin candidate lists
-    "plugin_weight": 1.0,  # weight of each plugin's list in the fusion (the lexical list: 1)
+    "plugin_weight": 0.1,  # weight of each plugin's list in the fusion (the lexical list: 1)
     # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
     # the query's content words it holds (or the hit it is next to holds) reaches this
     "recall_floor": 0.2,
