@@ -377,6 +377,7 @@ class Memories:
                 rank=-hit.score,
                 score=hit.score,
                 why=tuple(dict.fromkeys(hit.why)),
+                evidence=round(hit.evidence, 6),
             )
             for hit in found
             if hit.memory_id in rows

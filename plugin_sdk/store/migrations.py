@@ -1173,3 +1173,31 @@ def m020_read_records(db: Database) -> None:
         );
         """
     )
+
+
+@step
+def m022_write_batches(db: Database) -> None:
+    db.executescript(
+        """
+        -- Sequence context without timestamps (docs/search.md, "Neighbours"):
+        -- the rows one write_many call created share a batch label (the first
+        -- id the batch took), so search knows which memories were written
+        -- together, in their order, even when no occurred_at is known.
+        ALTER TABLE memories ADD COLUMN batch INTEGER;
+        CREATE INDEX memories_batch ON memories (batch) WHERE batch IS NOT NULL;
+        -- Existing rows: write_many gives one timestamp to a whole call, so
+        -- rows of one project and source created at the same instant were
+        -- written together. Groups of one stay unlabelled.
+        CREATE TEMP TABLE m022_groups AS
+            SELECT project, source, created_at, min(id) AS first FROM memories
+            GROUP BY project, source, created_at HAVING count(*) > 1;
+        CREATE INDEX temp.m022_groups_key ON m022_groups (project, source, created_at);
+        UPDATE memories SET batch = (
+            SELECT g.first FROM m022_groups g WHERE g.project = memories.project
+              AND g.source = memories.source AND g.created_at = memories.created_at)
+        WHERE EXISTS (
+            SELECT 1 FROM m022_groups g WHERE g.project = memories.project
+              AND g.source = memories.source AND g.created_at = memories.created_at);
+        DROP TABLE m022_groups;
+        """
+    )
