@@ -247,7 +247,7 @@ def test_a_child_of_the_claude_code_model_never_reenters_the_hooks(
     db: Path, tmp_path: Path
 ) -> None:
     from plugin_sdk.host.hook_entry import CHILD_ENV as checked
-    from plugin_sdk.model.claude_code import CHILD_ENV as set_by_model
+    from plugin_sdk.model.claude_headless import CHILD_ENV as set_by_model
 
     assert checked == set_by_model
     result = CliRunner().invoke(

@@ -17,7 +17,7 @@ from plugin_sdk.proposals.filing import propose
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
 from plugin_sdk.store import forget as forgetting
-from plugin_sdk.store import redaction
+from plugin_sdk.store.forget import redaction
 
 SECRET = "hunter2SECRETxyz"
 TEXT_TYPES = ("", "TEXT", "BLOB")  # SQLite's affinities that can hold text (untyped: any)

@@ -10,7 +10,7 @@ import pytest
 
 from plugin_sdk.errors import ModelError
 from plugin_sdk.model.choose import default_choice, model_plugin
-from plugin_sdk.model.claude_code import CHILD_ENV, ClaudeCodeModel
+from plugin_sdk.model.claude_headless import CHILD_ENV, ClaudeCodeModel
 from plugin_sdk.model.scripted import FileScriptedModel
 from plugin_sdk.plugin.records import Prompt
 

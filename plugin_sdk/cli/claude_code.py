@@ -84,8 +84,8 @@ def install(
     each hook once, and prints what works. Running it again changes nothing
     that is already right.
     """
-    from plugin_sdk.cli.claude_setup import prepare_store, self_check
     from plugin_sdk.host.claude_hooks import install as plan
+    from plugin_sdk.host.claude_setup import prepare_store, self_check
     from plugin_sdk.model.choose import default_choice
     from plugin_sdk.store.paths import default_db_path
     from plugin_sdk.store.project import project_for
@@ -123,7 +123,7 @@ def install(
 @JSON_OPTION
 def status(project_dir: Path, as_json: bool) -> None:
     """What is installed in a project: store, project, model, each hook's last run and error."""
-    from plugin_sdk.cli.claude_setup import status_report
+    from plugin_sdk.host.claude_setup import status_report
 
     report = status_report(project_dir)
     if as_json:

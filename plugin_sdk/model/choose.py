@@ -1,6 +1,6 @@
 """A model named on the command line (``--model NAME``), as a plugin to register.
 
-- ``claude-code``: the host's own command line (:mod:`plugin_sdk.model.claude_code`);
+- ``claude-code``: the host's own command line (:mod:`plugin_sdk.model.claude_headless`);
 - ``scripted:FILE``: answers from a file (:mod:`plugin_sdk.model.scripted`);
 - ``none``: no model (agent-written memories only; stages that need one wait);
 - anything else: an ``llm`` model id or alias (:mod:`plugin_sdk.model.llm`).
@@ -22,7 +22,7 @@ def model_plugin(name: str) -> Any | None:
     if name == NONE:
         return None
     if name == "claude-code":
-        from plugin_sdk.model.claude_code import ClaudeCodeModel
+        from plugin_sdk.model.claude_headless import ClaudeCodeModel
 
         return ClaudeCodeModel()
     if name.startswith(PREFIX):
@@ -46,6 +46,6 @@ def attach(plugins: Any, name: str | None) -> Any | None:
 
 def default_choice() -> str:
     """What ``install`` records when no model is named: claude-code when ``claude`` is on PATH."""
-    from plugin_sdk.model.claude_code import available
+    from plugin_sdk.model.claude_headless import available
 
     return "claude-code" if available() else NONE

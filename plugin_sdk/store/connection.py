@@ -40,9 +40,9 @@ from plugin_sdk.store.locking import (
 from plugin_sdk.store.memories import Memories
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
 from plugin_sdk.store.paths import user_dir
-from plugin_sdk.store.pending import Pending
 from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tokens import TokenCounter, default_counter
+from plugin_sdk.store.writing.pending import Pending
 
 if TYPE_CHECKING:
     from plugin_sdk.composites.composite import Composites
@@ -254,7 +254,7 @@ class Store:
         the write lock as a write does, and never fails the read: when the lock
         stays taken through every wait, the snapshot is stale, the disk is full
         or the file is read-only, the record is kept and written with this
-        connection's next successful write (``store/pending.py``; ``memsdk
+        connection's next successful write (``store/writing/pending.py``; ``memsdk
         doctor`` counts records written late or dropped). Inside an open
         transaction it is part of that transaction. Returns whether it was
         written now.

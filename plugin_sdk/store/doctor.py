@@ -19,7 +19,7 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
 - **dreamer**: cursors are JSON; a running task holds a lease, and a lease
   past its end is reported as stale;
 - **read records**: what reads recorded late (a busy writer, a full disk)
-  or lost, per kind (``store/pending.py``): a warning for each.
+  or lost, per kind (``store/writing/pending.py``): a warning for each.
 
 Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
@@ -39,10 +39,11 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import SchemaTooNew, StoreError
-from plugin_sdk.store import driver, fence, pending
+from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
+from plugin_sdk.store.writing import pending
 
 CHECKS = (
     "integrity",

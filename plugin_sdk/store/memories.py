@@ -768,7 +768,7 @@ class Memories:
     ) -> forgetting.Forgotten:
         """Forget a memory of ``project`` (default: the store's): its text leaves the store.
 
-        See ``store/forget.py``: the row stays with its text emptied, every
+        See ``store/forget/__init__.py``: the row stays with its text emptied, every
         copy is redacted, and a tombstone refuses the same text coming back.
         """
         return forgetting.forget(self.store, memory_id, reason=reason, project=project)

@@ -1161,7 +1161,7 @@ def m019_closed_status(db: Database) -> None:
 
 @step
 def m020_read_records(db: Database) -> None:
-    # What reads recorded late or lost (``store/pending.py``): one row per
+    # What reads recorded late or lost (``store/writing/pending.py``): one row per
     # kind of record, counted for ``memsdk doctor``.
     db.executescript(
         """

@@ -136,9 +136,8 @@ def _probe_mcp(command: list[str]) -> tuple[list[str], str]:
 
 def status_report(project_dir: Path) -> dict[str, Any]:
     """What a project's settings install, and the store's record of each hook's runs."""
-    import sqlite3
-
     from plugin_sdk.host.claude_hooks import EVENTS, _ours
+    from plugin_sdk.store import driver
 
     settings = project_dir / ".claude" / "settings.json"
     document = json.loads(settings.read_text()) if settings.exists() else {}
@@ -172,7 +171,7 @@ def status_report(project_dir: Path) -> dict[str, Any]:
     if not db.is_file():
         lines.append("The store does not exist yet.")
         return report
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = driver.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = conn.execute(
             "SELECT event, runs, last_run_at, last_error, last_error_at FROM hook_runs "
@@ -183,7 +182,7 @@ def status_report(project_dir: Path) -> dict[str, Any]:
             "SELECT count(*) FROM hook_queue WHERE project = ? AND done_at IS NULL",
             (report["project"],),
         ).fetchone()[0]
-    except sqlite3.OperationalError:
+    except driver.OperationalError:
         rows, queued = [], 0
     finally:
         conn.close()

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError, NotFound
-from plugin_sdk.store import redaction
+from plugin_sdk.store.forget import redaction
 from plugin_sdk.store.limits import check_id
 from plugin_sdk.store.patterns import compile_pattern
 from plugin_sdk.store.visibility import check_owner, not_found

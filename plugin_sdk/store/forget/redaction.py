@@ -39,6 +39,10 @@ TEXT_COPIES = (
     ("conflicts", "detail"),
     ("conflicts", "predicate"),
     ("dreamer_state", "last_error"),
+    ("hook_notices", "notice"),
+    ("hook_queue", "last_error"),
+    ("hook_queue", "summary"),
+    ("hook_runs", "last_error"),
     ("entity_observations", "topic"),
     ("facts", "object"),
     ("facts", "object_norm"),
@@ -85,6 +89,11 @@ NOT_STORED_TEXT: dict[str, tuple[str, ...]] = {
     "forgotten": ("*",),  # tombstones: hash and the reason a person gave, never the text
     "insert_triggers_paused": ("*",),
     "vector_changes": ("*",),
+    "read_records": ("*",),  # counts of what reads recorded late or dropped, per kind
+    "hook_notices": ("session_id", "project", "at"),  # the notice itself is redacted
+    # the hook queue: transcript paths and sizes, events, times
+    "hook_queue": ("project", "session_id", "event", "files", "queued_at", "done_at"),
+    "hook_runs": ("project", "event", "last_run_at", "last_ok_at", "last_error_at"),
     # the word index: forget deletes the row's entry and merges it away ('optimize')
     "memories_fts": ("*",),
     "memories_fts_config": ("*",),
