@@ -51,8 +51,8 @@ def vstore(tmp_path: Path, embedder: HashEmbedder) -> Iterator[Store]:
 
 
 def write_notes(store: Store) -> list[int]:
-    results = store.memories.write_many({"content": c, "category": "NOTES"} for c in NOTES)
-    return [r.id for r in results]
+    # One write each: separate notes, not one batch (a batch's memories are neighbours).
+    return [store.memories.write(c, "NOTES").id for c in NOTES]
 
 
 def embed_all(store: Store) -> list:
