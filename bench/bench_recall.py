@@ -75,6 +75,15 @@ PACK = {
 
 
 SETTINGS: dict[str, Any] = {}  # --set name=value: search settings for every store (tuning)
+DATED = [True]  # --undated: the same turns written with no occurred_at
+OFFTOPIC = Path(__file__).parent / "data" / "offtopic" / "prompts.txt"
+
+
+def offtopic_prompts(split: str) -> list[str]:
+    """The off-topic prompts of ``split``: odd prompts tune, even ones test (see the file)."""
+    lines = [line.strip() for line in OFFTOPIC.read_text("utf-8").splitlines()]
+    prompts = [line for line in lines if line and not line.startswith("#")]
+    return prompts[0::2] if split == "tune" else prompts[1::2]
 
 
 def build_store(conversation: dict[str, Any], plugins: Any = None) -> tuple[Store, dict[int, str]]:
@@ -90,7 +99,7 @@ def build_store(conversation: dict[str, Any], plugins: Any = None) -> tuple[Stor
                 {
                     "content": f"{turn['speaker']}: {turn['text']}",
                     "category": CATEGORY,
-                    "occurred_at": session["date"],
+                    **({"occurred_at": session["date"]} if DATED[0] else {}),
                 }
             )
             turn_ids.append(turn["id"])
@@ -132,6 +141,30 @@ def and_first(store: Store, question: str) -> list[int]:
     return list(dict.fromkeys([*first, *run_search(store, question)]))[:20]
 
 
+def rm3(store: Store, question: str, docs: int = 3, terms: int = 2) -> list[int]:
+    """Pseudo-relevance feedback, RM3-style (measured; not in search).
+
+    The relevance model of the top ``docs`` hits: each word's probability in
+    a hit (its count over the hit's length) weighted by the hit's share of
+    the hits' scores; the ``terms`` most probable content words not in the
+    question are added to it and the question searched again. Search takes
+    no per-word weights, so the interpolation with the original query is
+    the coverage term's: the question's own words stay the majority.
+    """
+    hits = store.memories.search(question, limit=docs)
+    stop = stopwords(store, "en")
+    asked = set(parse(question, stop).words)
+    total = sum(max(hit.score, 0.0) for hit in hits) or 1.0
+    model: dict[str, float] = {}
+    for hit in hits:
+        words = [w for w in parse(hit.memory.content, stop).words if len(w) > 2]
+        for word in words:
+            if word not in asked:
+                model[word] = model.get(word, 0.0) + max(hit.score, 0.0) / total / len(words)
+    extra = sorted(model, key=lambda w: (-model[w], w))[:terms]
+    return run_search(store, " ".join([question, *extra]))
+
+
 def run_search(store: Store, question: str) -> list[int]:
     return [hit.memory.id for hit in store.memories.search(question, limit=20)]
 
@@ -144,13 +177,24 @@ def run_recall(store: Store, question: str) -> list[int]:
 # ``search_candidates`` from the vectors of the host's embedder; here the
 # embedder is memsdk's deterministic test embedder (hashed character
 # n-grams, no model), and every turn is embedded on write.
-def hybrid_plugins() -> Any:
+def hybrid_plugins(embedder: str = "hash") -> Any:
     from plugin_sdk.plugin import make_plugin_manager
     from plugin_sdk.testing import HashEmbedder
 
     plugins = make_plugin_manager()
-    plugins.register(HashEmbedder(dim=256), name="test-embedder")
+    if embedder == "minilm":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from minilm import MiniLMEmbedder
+
+        if "model" not in _MINILM:
+            _MINILM["model"] = MiniLMEmbedder(Path(tempfile.gettempdir()) / "memsdk-minilm.pkl")
+        plugins.register(_MINILM["model"], name="minilm")
+    else:
+        plugins.register(HashEmbedder(dim=256), name="test-embedder")
     return plugins
+
+
+_MINILM: dict[str, Any] = {}
 
 
 METHODS: dict[str, Callable[[Store, str], list[int]]] = {
@@ -159,6 +203,7 @@ METHODS: dict[str, Callable[[Store, str], list[int]]] = {
     "search": run_search,
     "recall(1500)": run_recall,
     "and_first (measured)": and_first,
+    "rm3 (measured)": rm3,
 }
 
 
@@ -171,10 +216,16 @@ def score(ranks: list[int | None]) -> dict[str, float]:
 
 
 def evaluate(
-    split: str, methods: dict[str, Callable[[Store, str], list[int]]], plugins: Any = None
+    split: str,
+    methods: dict[str, Callable[[Store, str], list[int]]],
+    plugins: Any = None,
+    offtopic: list[str] | None = None,
 ) -> dict[str, Any]:
+    """Ranks per method and question type; with ``offtopic``, also the share of those
+    prompts (asked of every store of the split) that get a recall block."""
     data = json.loads(DATA.read_text("utf-8"))
     ranks: dict[str, dict[str, list[int | None]]] = {m: {} for m in methods}
+    blocks: list[bool] = []
     for conversation in data["conversations"]:
         questions = [
             q
@@ -191,8 +242,13 @@ def evaluate(
                 rank = next((n for n, t in enumerate(got, 1) if t in evidence), None)
                 for key in ("all", question["type"]):
                     ranks[name].setdefault(key, []).append(rank)
+        for prompt in offtopic or []:
+            blocks.append(bool(recall(store, prompt, budget=1500, record=False).shown))
         store.close()
-    return {m: {k: score(r) for k, r in by.items()} for m, by in ranks.items()}
+    results = {m: {k: score(r) for k, r in by.items()} for m, by in ranks.items()}
+    if offtopic:
+        results["off-topic prompts with a block"] = sum(blocks) / len(blocks)
+    return results
 
 
 def print_table(results: dict[str, Any], split: str) -> None:
@@ -204,6 +260,7 @@ def print_table(results: dict[str, Any], split: str) -> None:
         + "".join(f"{c:>8}" for c in ("r@1", "r@5", "r@10", "r@20", "MRR", "in list"))
         + "   r@10 vs OR"
     )
+    share = results.pop("off-topic prompts with a block", None)
     for name, by in results.items():
         row = by["all"]
         print(
@@ -216,6 +273,8 @@ def print_table(results: dict[str, Any], split: str) -> None:
     print(f"{'method':<22}" + "".join(f"{t:>11}" for t in types))
     for name, by in results.items():
         print(f"{name:<22}" + "".join(f"{by[t]['r@10']:>11.3f}" for t in types))
+    if share is not None:
+        print(f"\noff-topic prompts that get a recall block: {share:.3f} (goal: at most 0.10)")
 
 
 def speed(size: int, queries: int) -> dict[str, Any]:
@@ -287,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
-    parser.add_argument("--hybrid", action="store_true", help="also search with vectors")
+    parser.add_argument("--hybrid", action="store_true", help="also search with hash vectors")
+    parser.add_argument("--minilm", action="store_true", help="also search with MiniLM vectors")
+    parser.add_argument("--undated", action="store_true", help="turns with no occurred_at")
     args = parser.parse_args(argv)
     for item in args.set:
         name, _, value = item.partition("=")
@@ -302,14 +363,13 @@ def main(argv: list[str] | None = None) -> int:
         methods = {
             k: v for k, v in methods.items() if k.split(" ")[0] in wanted or k.startswith("fts_or")
         }
-    results = evaluate(args.split, methods)
-    if args.hybrid:
-        plugins = hybrid_plugins()
-        if plugins is None:
-            print("hybrid: not available yet (no test embedder plugin; issue 14 item 4)")
-        else:
-            hybrid = evaluate(args.split, {"search": run_search}, plugins)
-            results["search (hybrid)"] = hybrid["search"]
+    DATED[0] = not args.undated
+    print("mode:", "undated (no occurred_at)" if args.undated else "dated")
+    results = evaluate(args.split, methods, offtopic=offtopic_prompts(args.split))
+    for wanted, embedder in ((args.hybrid, "hash"), (args.minilm, "minilm")):
+        if wanted:
+            hybrid = evaluate(args.split, {"search": run_search}, hybrid_plugins(embedder))
+            results[f"search ({embedder} hybrid)"] = hybrid["search"]
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -74,6 +74,18 @@ def main() -> None:
                 [*memsdk(), "hook", "claude-code", "SessionStart"],
                 session,
             ),
+            "memsdk-hook claude-code SessionStart": (
+                [str(Path(sys.executable).with_name("memsdk-hook")), "claude-code", "SessionStart"],
+                session,
+            ),
+            "memsdk-hook claude-code UserPromptSubmit": (
+                [
+                    str(Path(sys.executable).with_name("memsdk-hook")),
+                    "claude-code",
+                    "UserPromptSubmit",
+                ],
+                json.dumps(prompt),
+            ),
             "memsdk hook claude-code UserPromptSubmit": (
                 [*memsdk(), "hook", "claude-code", "UserPromptSubmit"],
                 json.dumps(prompt),

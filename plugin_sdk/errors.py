@@ -70,6 +70,7 @@ callers catch as ``ValueError`` or ``LookupError`` also derive from those. ::
         ├── ToolError              (ValueError)
         ├── AccessRefused          a bearer token unknown, or not bound to the project asked for
         └── HookError              (ValueError) a host hook payload memsdk cannot read
+            └── PayloadError       a Claude Code hook input of the wrong shape (types, paths)
 
 Some steps also raise a plain :class:`MemsdkError` for a one-off refusal that
 no caller needs to catch separately.
@@ -118,6 +119,7 @@ __all__ = [
     "NotFound",
     "PackConflict",
     "PackError",
+    "PayloadError",
     "ProjectConflict",
     "ProposalError",
     "QueueError",
@@ -519,3 +521,7 @@ class AccessRefused(HostError):
 
 class HookError(HostError, ValueError):
     """A hook payload from a host (Claude Code) that memsdk cannot read."""
+
+
+class PayloadError(HookError):
+    """The hook's input is not a Claude Code event of the expected shape."""

@@ -221,7 +221,7 @@ def test_cli_forget_secret_asks_first_and_forgets_every_match(db):
         assert SECRET in store.memories.get(ids[0]).content
     done = run(db, "forget", "--secret", r"sk-live-[A-Za-z0-9]+", "--yes", "--vacuum", "--json")
     assert done.exit_code == 0, done.output
-    assert [item["memory_id"] for item in json.loads(done.output)] == ids[:2]
+    assert [item["memory_id"] for item in json.loads(done.output)["forgotten"]] == ids[:2]
     assert SECRET.lower().encode() not in file_bytes(db)
     listed = run(db, "forget", "--list")
     assert listed.exit_code == 0 and f"#{ids[0]}" in listed.output

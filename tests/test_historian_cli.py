@@ -176,7 +176,8 @@ def test_json_report(pilot, db):
 
 def test_without_a_model_the_command_says_one_is_needed(db):
     result = run(db, "--transcript", str(OPENAI), code=1)
-    assert result.stderr.startswith("Error: the historian needs a model: pass --model ID")
+    assert result.stderr.startswith("Error: the historian needs a model: pass --model claude-code")
+    assert "--model scripted:FILE" in result.stderr and "--model ID" in result.stderr
     assert "pip install -e '.[llm]'" in result.stderr and "--dry-run" in result.stderr
     assert "memsdk[llm]" not in result.stderr  # not on PyPI yet: no hint may send people there
     assert memories(db) == []

@@ -7,7 +7,9 @@ only vineyard. Clients are the mcp SDK's own streamable HTTP client.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -69,6 +71,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
             str(tokens),
             "--http",
             f"127.0.0.1:{port}",
+            "--log",
+            str(tmp / "requests.log"),
         ],
         env={**os.environ, "MEMSDK_LOAD_PLUGINS": ""},
         stdout=log,
@@ -85,7 +89,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError((tmp / "server.log").read_text()) from None
                 time.sleep(0.2)
-        yield {"url": f"http://127.0.0.1:{port}/mcp", "alice": alice, "bob": bob}
+        yield {
+            "url": f"http://127.0.0.1:{port}/mcp",
+            "alice": alice,
+            "bob": bob,
+            "log": str(tmp / "requests.log"),
+        }
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -227,3 +236,49 @@ def test_token_commands(tmp_path: Path) -> None:
     assert revoked.exit_code == 0
     again = runner.invoke(cli, ["mcp", "token", "revoke", "dave", "--tokens", tokens])
     assert again.exit_code == 1 and "no token named 'dave'" in again.output
+
+
+# The request log
+
+
+def test_each_request_is_logged_in_one_line_without_a_memorys_text(server: dict[str, str]) -> None:
+    async def go() -> None:
+        async with client(server["url"], server["alice"], "orchard") as session:
+            result = await session.call_tool("memory_recall", {"query": "graft frost"})
+            assert "Never graft in frost." in str(result.content)
+
+    run(go)
+    refused = httpx2.post(server["url"], headers={"Authorization": "Bearer nope"}, json={})
+    assert refused.status_code == 401
+    text = Path(server["log"]).read_text("utf-8")
+    line = re.compile(
+        r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z token=(\S+) project=(\S+) tool=(\S+) "
+        r"status=(\d{3}) ms=\d+\.\d$"
+    )
+    fields = [line.match(row) for row in text.splitlines()]
+    assert fields and all(fields), text
+    rows = [m.groups() for m in fields if m]
+    assert ("alice", "orchard", "memory_recall", "200") in rows
+    assert ("alice", "orchard", "initialize", "200") in rows
+    assert ("-", "-", "-", "401") in rows
+    assert "frost" not in text and "graft" not in text  # neither the memory nor the query
+
+
+def test_request_log_reads_only_the_method_and_tool_name() -> None:
+    from plugin_sdk.host.request_log import tool_of
+
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call"}
+    secret = {**call, "params": {"name": "memory_write", "arguments": {"content": "pw hunter2"}}}
+    assert tool_of(json.dumps(secret).encode()) == "memory_write"
+    assert (
+        tool_of(json.dumps([{"method": "tools/list"}, secret]).encode())
+        == "tools/list,memory_write"
+    )
+    assert tool_of(b"") == "-" and tool_of(b"{not json") == "-"
+
+
+def test_log_needs_http(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["mcp", "--db", str(tmp_path / "x.db"), "--log", str(tmp_path / "r.log")]
+    )
+    assert result.exit_code == 2 and "--log" in result.output and "--http" in result.output

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from plugin_sdk import MemsdkError, Store, inject, recall, resolve_pack
 from plugin_sdk.cli import cli
+from plugin_sdk.store.search.ranking import set_setting
 
 FIXED = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
 WORDS = [
@@ -71,6 +72,11 @@ def test_a_header_comes_with_its_matching_details_and_a_sequence_hit_with_neighb
         for text in ("Step 1: run make check.", "Step 2: tag the release.", "Step 3: push the tag.")
     ]
     store.composites.create("sequence", header.id, steps)
+    # Search's sequence signal finds step 1 beside step 2 (next to a match) ...
+    found = recall(store, "release checklist: how do we tag it?", budget=500)
+    assert "next to a match" in found.why[steps[0]]
+    # ... and without it, recall still brings step 1 as the context of step 2.
+    set_setting(store, "neighbour_1", 0)
     result = recall(store, "release checklist: how do we tag it?", budget=500)
     lines = result.text.splitlines()
     assert lines[1] == f"- [{header.id}] Release checklist"

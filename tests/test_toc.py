@@ -14,6 +14,7 @@ from plugin_sdk import Store, validate_pack
 from plugin_sdk.composites.labels import FILLERS
 from plugin_sdk.composites.levels import EXPAND_BUDGET, Stats, plan, top_cost
 from plugin_sdk.composites.mapping import MAP_SOURCE, map_category
+from plugin_sdk.composites.titles import is_word_list, lead
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.expand import expand
 from plugin_sdk.stages.inject import inject
@@ -130,6 +131,18 @@ def map_groups(store: Store) -> list[tuple[int, str, dict]]:
     ]
 
 
+def walk_units(store: Store, head: int) -> list:
+    """Every memory under a map header (through the headers below it)."""
+    found = []
+    for composite in store.composites.by_head(head):
+        for member in composite.members:
+            if store.memories.get(member).source == MAP_SOURCE:
+                found += walk_units(store, member)
+            else:
+                found.append(store.memories.get(member))
+    return found
+
+
 # The plan
 
 
@@ -159,9 +172,11 @@ def test_groups_are_labelled_by_distinctive_terms_never_stopwords(big):
     groups = map_groups(big)
     assert groups
     stop = stopwords() | FILLERS
-    for _, text, layout in groups:
+    for head, text, layout in groups:
         words = layout["terms"]
-        assert words and text == ", ".join(words)
+        assert words and text != ", ".join(words) and not is_word_list(text)
+        leads = {lead(big.memories.get(u.id).content) for u in walk_units(big, head)}
+        assert text.split(" (")[0] in leads  # the header names the group by a member's clause
         assert not set(words) & stop
         assert not set(words) & set(FILL)
     topics = {w for _, _, layout in groups for w in layout["terms"]}

@@ -51,8 +51,8 @@ def vstore(tmp_path: Path, embedder: HashEmbedder) -> Iterator[Store]:
 
 
 def write_notes(store: Store) -> list[int]:
-    results = store.memories.write_many({"content": c, "category": "NOTES"} for c in NOTES)
-    return [r.id for r in results]
+    # One write each: separate notes, not one batch (a batch's memories are neighbours).
+    return [store.memories.write(c, "NOTES").id for c in NOTES]
 
 
 def embed_all(store: Store) -> list:
@@ -395,6 +395,9 @@ def test_a_missing_mirror_is_rebuilt(tmp_path, embedder):
         assert again.vectors.check() == []
 
 
+LEAN_HOOK_MODULES = {"plugin_sdk/host/hook_entry.py", "plugin_sdk/host/hook_queue.py"}
+
+
 def test_no_module_in_the_sdk_uses_the_sqlite3_module_directly():
     root = Path(__file__).resolve().parent.parent
     offenders = [
@@ -402,6 +405,10 @@ def test_no_module_in_the_sdk_uses_the_sqlite3_module_directly():
         for folder in ("plugin_sdk", "plugins")
         for path in (root / folder).rglob("*.py")
         if path.name != "driver.py"
+        # The lean hook path opens the file with the standard library's sqlite3
+        # on purpose (no sqlite-utils import before every prompt); it catches
+        # only its own errors and never shares a connection with the store.
+        and str(path.relative_to(root)) not in LEAN_HOOK_MODULES
         and any(
             line.strip().startswith(("import sqlite3", "from sqlite3")) or "sqlite3." in line
             for line in path.read_text("utf-8").splitlines()

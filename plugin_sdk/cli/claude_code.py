@@ -49,6 +49,19 @@ def _edit_options(folder_help: str) -> Callable[[F], F]:
 @claude_code.command()
 @_edit_options("The Claude Code project folder (its .claude/settings.json and .mcp.json).")
 @store_options
+@click.option(
+    "pack_name",
+    "--pack",
+    default="dev",
+    show_default=True,
+    help="The pack to install in the store when it has none by that name (name or file).",
+)
+@click.option(
+    "model_name",
+    "--model",
+    help="The historian's model: claude-code (default when `claude` is on PATH), "
+    "scripted:FILE, none (agent-written memories only), or an llm model id.",
+)
 @JSON_OPTION
 def install(
     project_dir: Path,
@@ -56,23 +69,68 @@ def install(
     dry_run: bool,
     db: str | None,
     project: str | None,
+    pack_name: str,
+    model_name: str | None,
     as_json: bool,
 ) -> None:
-    """Add memsdk's MCP server and hooks to a Claude Code project (again: no change).
+    """Set up memory for a Claude Code project: store, pack, settings, then a self-check.
 
-    Hooks: SessionStart injects the memory block, UserPromptSubmit the
-    memories that answer the prompt, PreCompact and SessionEnd run the
-    historian on what is new in the transcript. The project is pinned in
-    the commands (--project, default: the one derived from the project
-    folder), so hooks and the MCP server agree wherever Claude Code runs.
+    Creates the store when missing, installs the pack (--pack, default dev),
+    writes the MCP server entry (.mcp.json) and four hooks
+    (.claude/settings.json): SessionStart injects the memory block,
+    UserPromptSubmit the memories that answer the prompt, PreCompact and
+    SessionEnd queue the transcript for the historian, which runs detached
+    (`memsdk historian drain`). Then it starts the MCP server once and runs
+    each hook once, and prints what works. Running it again changes nothing
+    that is already right.
     """
     from plugin_sdk.host.claude_hooks import install as plan
+    from plugin_sdk.host.claude_setup import prepare_store, self_check
+    from plugin_sdk.model.choose import default_choice
+    from plugin_sdk.store.paths import default_db_path
     from plugin_sdk.store.project import project_for
 
-    options = ["--project", project or project_for(project_dir)]
-    if db:
-        options += ["--db", str(Path(db).expanduser().resolve())]
-    _apply(plan(project_dir, _memsdk(), options), yes, dry_run, as_json)
+    project = project or project_for(project_dir)
+    path = Path(db).expanduser().resolve() if db else default_db_path().resolve()
+    model = model_name or default_choice()
+    options = ["--project", project, "--db", str(path)]
+    changes = plan(project_dir, _memsdk(), options, ["--model", model])
+    if dry_run:
+        _apply(changes, yes, dry_run, as_json)
+        return
+    lines = prepare_store(path, project, pack_name, model, plugin_manager())
+    if not as_json:
+        for line in lines:
+            click.echo(line)
+    _apply(changes, yes, dry_run, as_json)
+    if not as_json:
+        failed = 0
+        for ok, line in self_check(_memsdk(), options, ["--model", model], project_dir):
+            failed += not ok
+            click.echo(("  ok    " if ok else "  FAIL  ") + line)
+        if failed:
+            raise click.ClickException(f"{failed} check(s) failed; see above")
+
+
+@claude_code.command()
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The Claude Code project folder.",
+)
+@JSON_OPTION
+def status(project_dir: Path, as_json: bool) -> None:
+    """What is installed in a project: store, project, model, each hook's last run and error."""
+    from plugin_sdk.host.claude_setup import status_report
+
+    report = status_report(project_dir)
+    if as_json:
+        echo_json(report)
+        return
+    for line in report["lines"]:
+        click.echo(line)
 
 
 @claude_code.command()
@@ -104,8 +162,8 @@ def hook() -> None:
     "--model",
     envvar="MEMSDK_MODEL",
     show_envvar=True,
-    help="An llm model id for the historian (PreCompact, SessionEnd); default: the plugin "
-    "that answers model_complete.",
+    help="The historian's model for the drain the hooks start (claude-code, scripted:FILE, "
+    "none, or an llm model id).",
 )
 @store_options
 def hook_claude_code(
@@ -113,31 +171,27 @@ def hook_claude_code(
 ) -> None:
     """Read one Claude Code hook event (JSON) on stdin; print the hook's JSON answer.
 
-    Without a store yet, the answer is empty. The project is --project, else
-    the one derived from the event's cwd.
+    The same as the lean `memsdk-hook claude-code EVENT` that install writes.
+    SessionEnd and PreCompact queue the transcript and start `memsdk
+    historian drain` detached. The project is --project, else the one
+    derived from the event's cwd.
     """
     import json
 
-    from plugin_sdk.host.claude_hooks import answer, read_event, run_historian_on
-    from plugin_sdk.store.paths import default_db_path
+    from plugin_sdk.host.hook_entry import PayloadError, run
 
-    payload = read_event(sys.stdin.read())
-    path = Path(db).expanduser() if db else default_db_path()
-    if not path.exists():
-        click.echo(json.dumps(answer(event, payload, None, budget=budget)))
-        return
-    from plugin_sdk.store.connection import Store
-
-    if project is None:
-        from plugin_sdk.store.project import project_for
-
-        project = project_for(payload.get("cwd") or None)
-    with Store(path, project=project, plugins=plugin_manager()) as store:
-        if model_id and event in ("PreCompact", "SessionEnd"):
-            from plugin_sdk.model.llm import LlmModel
-
-            store.plugins.register(LlmModel(model_id), name="llm-model")
-        result = answer(event, payload, store, budget=budget, historian=run_historian_on)
+    try:
+        result = run(
+            event,
+            sys.stdin.read(),
+            db=db,
+            project=project,
+            model=model_id,
+            budget=budget,
+            plugins=plugin_manager(),
+        )
+    except PayloadError as error:
+        raise click.ClickException(str(error)) from error
     click.echo(json.dumps(result, ensure_ascii=False))
 
 

@@ -142,6 +142,7 @@ ENVIRONMENT = {
     "MEMSDK_REPO": "the git repository of queue PRs (queue --repo)",
     "MEMSDK_INSTRUCTIONS_FILE": "the instructions file queue PRs edit (--instructions-file)",
     "MEMSDK_MCP_TOKENS": "the bearer-token file of memsdk mcp --http (--tokens)",
+    "MEMSDK_HOOK_CHILD": "set by the claude-code model in its child: memsdk's hooks there do nothing",
 }
 
 COMPLETION = "_MEMSDK_COMPLETE"

@@ -13,6 +13,7 @@ from plugin_sdk.cli.common import (
     open_store,
     store_options,
 )
+from plugin_sdk.model.choose import attach
 from plugin_sdk.model.llm import LlmModel
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.stages.dreamer import Dreamer
@@ -31,7 +32,8 @@ def dream() -> None:
     "--model",
     envvar="MEMSDK_MODEL",
     show_envvar=True,
-    help="An llm model id or alias for the tasks that ask a model (needs the llm extra); "
+    help="The model of the tasks that ask one: claude-code, scripted:FILE, none, or an llm "
+    "model id or alias (needs the llm extra); "
     "default: the plugin that answers model_complete, else the rule-based fallbacks.",
 )
 @store_options
@@ -58,9 +60,9 @@ def run(
     """
     with open_store(db, project) as store:
         if model_id:
-            adapter = LlmModel(model_id)
-            adapter.model  # noqa: B018 - resolve now: an unknown id fails before any work
-            store.plugins.register(adapter, name="llm-model")
+            adapter = attach(store.plugins, model_id)
+            if isinstance(adapter, LlmModel):
+                adapter.model  # noqa: B018 - resolve now: an unknown id fails before any work
         dreamer = Dreamer(store)
 
         with Progress() as shown:

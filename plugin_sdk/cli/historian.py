@@ -9,6 +9,7 @@ import click
 
 from plugin_sdk.cli.common import JSON_OPTION, count, echo_json, open_store, store_options
 from plugin_sdk.errors import HistorianReplyError, MemsdkError
+from plugin_sdk.model.choose import NONE, attach
 from plugin_sdk.model.llm import INSTALL_HINT, LlmModel
 from plugin_sdk.stages.historian import bounded_view, run_historian
 from plugin_sdk.store.connection import Store
@@ -24,7 +25,8 @@ from plugin_sdk.transcripts.batch import FileImport, expand, plan
 from plugin_sdk.transcripts.ledger import Ledger, parse_time
 
 NEEDS_A_MODEL = (
-    "the historian needs a model: pass --model ID (any model the llm library knows; "
+    "the historian needs a model: pass --model claude-code, --model scripted:FILE or "
+    "--model ID (any model the llm library knows; "
     f"{INSTALL_HINT}), set MEMSDK_MODEL, or install a plugin implementing "
     "model_complete. --dry-run shows the chunks and prompts without a model"
 )
@@ -55,8 +57,9 @@ def historian() -> None:
     "--model",
     envvar="MEMSDK_MODEL",
     show_envvar=True,
-    help="An llm model id or alias (needs the llm extra); default: the plugin that answers "
-    "model_complete.",
+    help="claude-code (the host's `claude -p`), scripted:FILE (answers from a JSON list or a "
+    "folder), or an llm model id or alias (needs the llm extra); default: the plugin that "
+    "answers model_complete.",
 )
 @click.option(
     "--budget",
@@ -194,10 +197,10 @@ def _check_empty(files: list[FileImport]) -> None:
 
 def _attach_model(store: Store, model_id: str | None) -> str:
     """Register the llm model asked for, or check that some plugin supplies one."""
-    if model_id:
-        adapter = LlmModel(model_id)
-        adapter.model  # noqa: B018 - resolve now: an unknown id fails before any work
-        store.plugins.register(adapter, name="llm-model")
+    if model_id and model_id != NONE:
+        adapter = attach(store.plugins, model_id)
+        if isinstance(adapter, LlmModel):
+            adapter.model  # noqa: B018 - resolve now: an unknown id fails before any work
         return model_id
     implementations = store.plugins.hook.model_complete.get_hookimpls()
     if not implementations:
@@ -395,3 +398,44 @@ def dry_run_report(store: Store, files: list[FileImport], budget: int, as_json: 
             click.echo(f"--- {message['role']}")
             click.echo(message["content"].rstrip())
     click.echo(f"\n(dry run: {len(shown)} chunk(s), no model called, no memory written)")
+
+
+@historian.command()
+@click.option(
+    "model_id",
+    "--model",
+    envvar="MEMSDK_MODEL",
+    show_envvar=True,
+    help="claude-code, scripted:FILE, none, or an llm model id (what `claude-code install` chose).",
+)
+@store_options
+@JSON_OPTION
+def drain(model_id: str | None, db: str | None, project: str | None, as_json: bool) -> None:
+    """Run the historian on the sessions hooks queued (SessionEnd, PreCompact), oldest first.
+
+    One drain at a time per store (a second one exits at once); a crash, a
+    kill or a model error leaves the rest queued, and the import ledger sends
+    only what was not sent before. The hooks start it detached.
+    """
+    from pathlib import Path
+
+    from plugin_sdk.host.hook_drain import drain as run_drain
+    from plugin_sdk.host.hook_drain import drain_lock
+
+    with open_store(db, project) as store, drain_lock(Path(store.path)) as held:
+        if not held:
+            click.echo("another drain is running on this store; nothing to do", err=True)
+            return
+        if model_id and model_id != NONE:
+            attach(store.plugins, model_id)
+        report = run_drain(store)
+    if as_json:
+        echo_json(report)
+        if report["error"]:
+            raise SystemExit(1)
+        return
+    for line in report["summaries"]:
+        click.echo(line)
+    click.echo(f"drained {report['done']} of {report['queued']} queued sessions")
+    if report["error"]:
+        raise MemsdkError(report["error"])

@@ -39,6 +39,13 @@ TOKENS_OPTION = click.option(
     help="Serve streamable HTTP on this address (bearer tokens bound to projects) "
     "instead of standard input and output.",
 )
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --http: append the request log (one line per request: time, token, project, "
+    "tool, status, ms; never a memory's text) to this file instead of standard error.",
+)
 @TOKENS_OPTION
 @store_options
 @click.pass_context
@@ -47,6 +54,7 @@ def mcp_command(
     budget: int,
     packs: tuple[str, ...],
     address: str | None,
+    log_file: Path | None,
     tokens: Path | None,
     db: str | None,
     project: str | None,
@@ -63,7 +71,9 @@ def mcp_command(
     Over stdio the project is --project (or the default; the server's
     instructions name it). With --http HOST:PORT every request needs
     `Authorization: Bearer TOKEN` from `memsdk mcp token add`, and names its
-    project (header X-Memsdk-Project or ?project=) among the token's.
+    project (header X-Memsdk-Project or ?project=) among the token's. Each
+    request is logged in one line on standard error (or --log FILE). Serve on
+    127.0.0.1 and put a TLS proxy in front for a team (docs/team-server.md).
 
     Needs the mcp extra: pip install -e '.[mcp]' in a memsdk checkout
     (docs/install.md). See docs/mcp.md for a host's configuration.
@@ -73,6 +83,8 @@ def mcp_command(
     from plugin_sdk.host.mcp_server import require_mcp, run_stdio
     from plugin_sdk.host.opening import ensure_packs
 
+    if log_file is not None and address is None:
+        raise click.UsageError("--log is the HTTP server's request log: it needs --http HOST:PORT")
     require_mcp()
     with open_store(db, project) as store:
         ensure_packs(store, packs)
@@ -83,7 +95,11 @@ def mcp_command(
     from plugin_sdk.host.mcp_http import serve_http, tokens_path
 
     click.echo(f"memsdk mcp: serving {path} on http://{address}/mcp", err=True)
-    serve_http(path, address, tokens=tokens or tokens_path(), budget=budget)
+    if log_file is None:
+        serve_http(path, address, tokens=tokens or tokens_path(), budget=budget)
+        return
+    with log_file.open("a", encoding="utf-8") as log:
+        serve_http(path, address, tokens=tokens or tokens_path(), budget=budget, log=log)
 
 
 @mcp_command.group()

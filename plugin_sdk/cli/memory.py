@@ -339,12 +339,16 @@ def forget(
     The text leaves the memory, the full-text index and every copy (composite
     layouts, reference sets, observation payloads, Compiled Truth, proposals,
     undo records); a tombstone keeps when and why, and refuses the same text
-    if it comes back. Use --secret PATTERN to forget every match, --vacuum to
-    leave nothing in freed pages.
+    if it comes back. Use --secret PATTERN to forget every match (and redact
+    what it matched from every copy: facts, observation payloads, Compiled
+    Truth, proposals), --vacuum to leave nothing in freed pages; --vacuum
+    alone scrubs what earlier forgets left.
     """
     asked = sum(x is not None for x in (memory_id, pattern, undo_id)) + int(listing)
-    if asked != 1:
-        raise click.UsageError("give one of MEMORY_ID, --secret PATTERN, --undo ID or --list")
+    if asked > 1 or (asked == 0 and not vacuum):
+        raise click.UsageError(
+            "give one of MEMORY_ID, --secret PATTERN, --undo ID, --list or --vacuum alone"
+        )
     with open_store(db, project) as store:
         if listing:
             _show([t.to_dict() for t in forgetting.tombstones(store)], as_json, _tombstone)
@@ -357,11 +361,24 @@ def forget(
                 lambda t: f"Lifted the tombstone of memory {t['memory_id']}",
             )
             return
-        ids = [memory_id] if memory_id is not None else _matches(store, pattern or "", yes)
-        done = [store.memories.forget(i, reason=reason).to_dict() for i in ids]
+        done: list[dict[str, Any]] = []
+        matched: dict[str, int] | None = None
+        if memory_id is not None:
+            done = [store.memories.forget(memory_id, reason=reason).to_dict()]
+        elif pattern is not None:
+            _matches(store, pattern, yes)
+            forgot, matched = forgetting.forget_secret(store, pattern, reason=reason)
+            done = [item.to_dict() for item in forgot]
         if vacuum:
             store.vacuum()
-    _show(done, as_json, _forgotten)
+    if as_json:
+        echo_json(done if matched is None else {"forgotten": done, "redacted": matched})
+    else:
+        for item in done:
+            click.echo(_forgotten(item))
+        if matched is not None:
+            where = ", ".join(f"{t} ({n})" for t, n in sorted(matched.items())) or "nowhere else"
+            click.echo(f"What {pattern!r} matched is redacted in: {where}")
     if vacuum and not as_json:
         click.echo("Vacuumed: the log is checkpointed and the file rewritten")
 

@@ -5,6 +5,7 @@ And ``memsdk datasette-metadata``, to browse the store in Datasette.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -152,7 +153,10 @@ def export(output: str, db: str | None, project: str | None) -> None:
             for line in lines:
                 sys.stdout.write(line)
             return
-        with Path(output).open("w", encoding="utf-8") as handle:
+        # every memory's text is in it: only the owner may read it (as a backup)
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode otherwise
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.writelines(lines)
 
 

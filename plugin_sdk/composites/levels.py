@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from plugin_sdk.composites.labels import contrast
+from plugin_sdk.composites.titles import title
 
 BLOCK_BUDGET = 4000
 EXPAND_BUDGET = 2000
@@ -54,6 +55,7 @@ class Unit:
     terms: set[str]
     details: int = 0  # > 0: heads a sequence of that many details (placed a level higher)
     entities: set[str] = attrs.field(factory=set)
+    text: str = ""  # its content, for a group's title (``titles.py``)
 
 
 @attrs.define
@@ -62,7 +64,8 @@ class Group:
 
     level: int
     members: list[Unit | Group]
-    label: list[str] = attrs.field(factory=list)
+    label: list[str] = attrs.field(factory=list)  # its distinctive terms (placement, layout)
+    title: str = ""  # what its header says: a phrase from its central member
     cost: int = HEAD_LINE  # its header line's tokens, once labelled
     id: int = 0  # its header memory, once written
     composite: int = 0  # its theme composite, once written
@@ -162,12 +165,12 @@ def build(
     units: Sequence[Unit],
     levels: int,
     df: Mapping[str, int],
-    header_cost: Callable[[list[str]], int],
+    header_cost: Callable[[str], int],
 ) -> list[Unit | Group]:
     """The category's top level for ``levels`` levels: units, groups, or both.
 
-    ``header_cost(label)`` gives the tokens of a group's header line with that
-    label (labels are chosen here, against the category's ``df``).
+    ``header_cost(title)`` gives the tokens of a group's header line with that
+    title (labels and titles are chosen here, against the category's ``df``).
     """
     ordered = order(units, df)
     if levels == 0:
@@ -212,7 +215,7 @@ def _label(
     layer: list[Unit | Group],
     df: Mapping[str, int],
     total: int,
-    header_cost: Callable[[list[str]], int],
+    header_cost: Callable[[str], int],
 ) -> None:
     groups = [g for g in layer if isinstance(g, Group)]
     counted = []
@@ -224,6 +227,9 @@ def _label(
             counts.update(unit.terms | unit.entities)
             boosted |= unit.entities
         counted.append((len(units), counts))
+    taken = {m.title for g in groups for m in g.members if isinstance(m, Group)}
     for group, words in zip(groups, contrast(counted, df, total, boosted=boosted), strict=True):
         group.label = words
-        group.cost = header_cost(words)
+        group.title = title([(u.terms, u.text) for u in group.units()], df, total, taken=taken)
+        taken.add(group.title)
+        group.cost = header_cost(group.title)

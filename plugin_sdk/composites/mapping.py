@@ -18,9 +18,11 @@
   ``Composites.mark_stale``), gets its sizes and label again, and so do the
   groups above it. If no leaf has room, the category is built afresh.
 
-Labels come from the group's distinctive terms (``labels.py``); with the
-host's model, from a short summary it writes (``model_complete``, purpose
-``map_label``), with the terms as a hint.
+A header's text is the group's title, a phrase from its most central member
+(``titles.py``); with the host's model, a short summary it writes
+(``model_complete``, purpose ``map_label``), with the group's distinctive
+terms (``labels.py``, kept in the layout and used to place new memories) and
+the title as hints.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from plugin_sdk.composites.levels import (
     plan,
     upper,
 )
+from plugin_sdk.composites.titles import title
 from plugin_sdk.errors import DuplicateMemory
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.store.normalize import normalized_hash
@@ -130,6 +133,7 @@ def _units(store: Store, project: str, category: str) -> list[Unit]:
             terms(content),
             details,
             entities.get(memory_id, set()),
+            content,
         )
         for memory_id, _, content, tokens, details in rows
     ]
@@ -140,9 +144,9 @@ def _existing(store: Store, project: str, category: str, units: dict[int, Unit])
     rows = store.tables.composites.map_themes(project, category, MAP_SOURCE)
     groups: dict[int, Group] = {}
     members: dict[int, list[int]] = {}
-    for composite_id, head, layout, stale in rows:
+    for composite_id, head, layout, stale, content in rows:
         data = (json.loads(layout) if layout else {}).get("map") or {}
-        group = Group(int(data.get("level", 1)), [], list(data.get("terms", [])))
+        group = Group(int(data.get("level", 1)), [], list(data.get("terms", [])), content)
         group.id, group.composite = head, composite_id
         group.cost = int(data.get("line", group.cost))
         group.stale = bool(stale)
@@ -218,6 +222,8 @@ def _relabel(
 ) -> None:
     units = list(group.units())
     group.label = label([u.terms for u in units], df, total, entities=[u.entities for u in units])
+    taken = {m.title for m in group.members if isinstance(m, Group)}
+    group.title = title([(u.terms, u.text) for u in units], df, total, taken=taken)
     text = _text(store, group)
     header = store.memories.get(group.id)
     if header.content != text:
@@ -241,8 +247,8 @@ def _rebuild(
 ) -> int:
     counter = store.tokenizer
 
-    def header_cost(words: list[str]) -> int:
-        return counter.count(", ".join(words)) + 12
+    def header_cost(text: str) -> int:
+        return counter.count(text) + 12
 
     top = build(units, levels, df, header_cost) if levels else []
     old_groups = [g for root in old for g in root.walk()]
@@ -311,13 +317,12 @@ def _set_layout(store: Store, group: Group) -> None:
 
 
 def _text(store: Store, group: Group) -> str:
-    """A group's label as its header's text: a model's summary, else its terms."""
-    words = group.label
-    summary = _summary(store, group, words)
+    """A group's header text: a model's summary, else its title (never a list of terms)."""
+    summary = _summary(store, group, group.label)
     if summary:
         return summary
-    if words:
-        return ", ".join(words)
+    if group.title:
+        return group.title
     first = next(group.units(), None)  # nothing distinctive: say how it starts
     text = store.memories.get(first.id).content if first else ""
     return " ".join(text.split()[:SUMMARY_WORDS]) + " ..."
@@ -335,7 +340,8 @@ def _summary(store: Store, group: Group, words: list[str]) -> str | None:
         [
             {
                 "role": "user",
-                "content": f"Distinctive terms: {', '.join(words)}\n\nMemories:\n"
+                "content": f"Distinctive terms: {', '.join(words)}\n"
+                f"Its most central memory begins: {group.title}\n\nMemories:\n"
                 + "\n".join(f"- {' '.join(text.split())[:300]}" for text in sample),
             }
         ],

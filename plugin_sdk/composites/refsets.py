@@ -5,7 +5,7 @@ normalized hash and exact text at that moment and returns the set's id, which
 a host hands to a delegated sub-agent. ``read(store, set_id)`` returns exactly
 what was frozen, however the live composite and its memories change later.
 Only a memory that is forgotten leaves a frozen set: its item stays, with
-the text emptied (``store/forget.py``).
+the text emptied (``store/forget/__init__.py``).
 
 Both work within the store's project: a composite of another project cannot
 be frozen, nor its sets read (:class:`~plugin_sdk.errors.NotFound`).

@@ -26,6 +26,7 @@ and ``custom_instructions``, SessionEnd ``reason``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
 from collections.abc import Callable
@@ -45,7 +46,11 @@ SERVER_NAME = "memsdk"
 RECALL_BUDGET = 600
 FRAME_TOKENS = 10  # the <memory-recall> lines
 LINE_TOKENS = 8  # "- [id] " and ": " around a memory's text (more than they take)
-HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 30, "PreCompact": 600, "SessionEnd": 600}
+# Seconds. Claude Code allows a SessionEnd hook at most 60 s (and ends it when the
+# session exits); SessionEnd and PreCompact only queue work (hook_queue.py), so
+# 10 s is ample, and the historian runs detached (`memsdk historian drain`).
+HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 10, "SessionEnd": 10}
+HOOK_SCRIPT = "memsdk-hook"
 
 
 @attrs.frozen
@@ -72,20 +77,32 @@ class FileChange:
         self.path.write_text(self.after, encoding="utf-8")
 
 
-def install(project_dir: Path, memsdk: str, options: list[str]) -> list[FileChange]:
-    """The changes that add memsdk to ``project_dir``.
+def install(
+    project_dir: Path,
+    memsdk: str,
+    options: list[str],
+    hook_options: list[str] = (),  # type: ignore[assignment]
+) -> list[FileChange]:
+    """The changes that add memsdk to ``project_dir`` (memsdk's own entries brought up to date).
 
-    ``memsdk``: how to run it (a path or a name on PATH); ``options``: what
-    every command gets after its subcommand (``--project NAME``, ``--db``).
+    ``memsdk``: how to run it (a path or a name on PATH; the hooks run the
+    lean ``memsdk-hook`` beside it); ``options``: what every command gets
+    after its subcommand (``--project NAME``, ``--db``); ``hook_options``:
+    what only the hooks get (``--model NAME``).
     """
     settings, servers = _files(project_dir)
     document = _read(settings)
     hooks = document.setdefault("hooks", {})
+    script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
-        line = shlex.join([memsdk, *HOOK_COMMAND.split(), event, *options])
+        line = shlex.join([script, "claude-code", event, *options, *hook_options])
+        entry = {"type": "command", "command": line, "timeout": HOOK_TIMEOUTS[event]}
         groups = hooks.setdefault(event, [])
-        if not any(_ours(hook) for group in groups for hook in group.get("hooks", [])):
-            entry = {"type": "command", "command": line, "timeout": HOOK_TIMEOUTS[event]}
+        mine = [hook for group in groups for hook in group.get("hooks", []) if _ours(hook)]
+        if mine:
+            mine[0].clear()
+            mine[0].update(entry)
+        else:
             groups.append({"hooks": [entry]})
     config = _read(servers)
     entry = {"type": "stdio", "command": memsdk, "args": ["mcp", *options]}
@@ -147,7 +164,8 @@ def answer(
     if store is None:
         return {}
     if event_name == "SessionStart":
-        return _context(event_name, _memory_block(store, budget, event.get("session_id")))
+        block = _memory_block(store, budget, event.get("session_id"))
+        return _context(event_name, with_session_lines(store, block))
     if event_name == "UserPromptSubmit":
         prompt = event.get("prompt")
         if not isinstance(prompt, str):
@@ -162,6 +180,16 @@ def answer(
         if result.get("summary")
         else {"suppressOutput": True}
     )
+
+
+def with_session_lines(store: Store, block: str) -> str:
+    """The SessionStart block, ending with the packs' ``[prompts] session`` lines."""
+    from plugin_sdk.model.prompts import session_lines
+
+    lines = session_lines(store)
+    if not lines:
+        return block
+    return (block.rstrip("\n") + "\n" if block else "") + "\n".join(lines)
 
 
 def recall_text(store: Store, prompt: str, budget: int) -> str:
@@ -278,7 +306,14 @@ def _change(path: Path, document: dict[str, Any]) -> FileChange:
 
 
 def _ours(hook: dict[str, Any]) -> bool:
-    return f" {HOOK_COMMAND} " in f" {hook.get('command', '')} "
+    try:
+        words = shlex.split(str(hook.get("command", ""))) if isinstance(hook, dict) else []
+    except ValueError:  # a person's command with unbalanced quotes: not ours
+        return False
+    for first, second in itertools.pairwise(words):
+        if second == "claude-code" and (first == "hook" or Path(first).name == HOOK_SCRIPT):
+            return True
+    return False
 
 
 def _is_ours(entry: Any) -> bool:

@@ -16,7 +16,8 @@ with 401. Nothing the server says names a project the token may not use.
 
 The pieces are the ``mcp`` SDK's own: its bearer authentication backend and
 middleware, its streamable HTTP session manager (which also binds each
-session to the token that opened it), served by uvicorn. Store calls run on
+session to the token that opened it), served by uvicorn. Each request is
+logged in one line, without a memory's text (``request_log.py``). Store calls run on
 an :class:`~plugin_sdk.host.aio.AsyncStore`'s worker threads.
 """
 
@@ -29,15 +30,17 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
 from plugin_sdk.errors import AccessRefused, HostError
 from plugin_sdk.host.mcp_server import GUIDE, build_server
 from plugin_sdk.host.mcp_tools import tool_specs
+from plugin_sdk.host.request_log import RequestLog
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 from plugin_sdk.store.paths import user_dir
 
@@ -194,11 +197,13 @@ def build_app(
     *,
     budget: int = DEFAULT_BUDGET,
     allowed_hosts: list[str] | None = None,
+    log: TextIO | None = None,
 ) -> Starlette:
     """The ASGI app: ``/mcp`` behind bearer auth and the project gate; closes ``pool`` at exit.
 
     ``allowed_hosts`` (``host:port`` patterns) switches on the SDK's DNS
-    rebinding protection, for a server on the loopback interface.
+    rebinding protection, for a server on the loopback interface. ``log``
+    gets one line per request (``request_log.py``; none when ``None``).
     """
     from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -222,7 +227,9 @@ def build_app(
         else TransportSecuritySettings(enable_dns_rebinding_protection=False)
     )
     manager = StreamableHTTPSessionManager(app=server, security_settings=security)
-    endpoint = RequireAuthMiddleware(ProjectGate(StreamableHTTPASGIApp(manager)), [])
+    endpoint: Any = RequireAuthMiddleware(ProjectGate(StreamableHTTPASGIApp(manager)), [])
+    if log is not None:
+        endpoint = RequestLog(endpoint, log)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -242,8 +249,18 @@ def build_app(
     )
 
 
-def serve_http(db: str | Path, address: str, *, tokens: Path, budget: int = DEFAULT_BUDGET) -> None:
-    """Serve the store at ``db`` on ``address`` (``HOST:PORT``) until interrupted."""
+def serve_http(
+    db: str | Path,
+    address: str,
+    *,
+    tokens: Path,
+    budget: int = DEFAULT_BUDGET,
+    log: TextIO | None = None,
+) -> None:
+    """Serve the store at ``db`` on ``address`` (``HOST:PORT``) until interrupted.
+
+    One line per request goes to ``log`` (default: standard error).
+    """
     import uvicorn
 
     from plugin_sdk.host.aio import AsyncStore
@@ -258,7 +275,7 @@ def serve_http(db: str | Path, address: str, *, tokens: Path, budget: int = DEFA
     loopback = host in ("127.0.0.1", "localhost", "::1")
     allowed = [f"{name}:*" for name in ("127.0.0.1", "localhost", "[::1]")] if loopback else None
     pool = AsyncStore(db, project=grants[0].projects[0])
-    app = build_app(pool, grants, budget=budget, allowed_hosts=allowed)
+    app = build_app(pool, grants, budget=budget, allowed_hosts=allowed, log=log or sys.stderr)
     uvicorn.run(app, host=host, port=int(port), log_level="warning")
 
 

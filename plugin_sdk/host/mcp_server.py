@@ -5,7 +5,8 @@ extra (``pip install -e '.[mcp]'`` in a checkout), imported only when the
 server starts. See ``docs/mcp.md``.
 
 - **Tools**: the specs and handlers of :mod:`plugin_sdk.host.mcp_tools`, read from
-  the store when the server starts, each with a title, an output schema and
+  the store when the server starts (over stdio, again when they change: see
+  :mod:`plugin_sdk.host.mcp_stdio`), each with a title, an output schema and
   annotations; a failed call is a tool result with ``isError``, never a
   protocol error.
 - **Resource** ``memsdk://inject`` and **prompt** ``memory``: the injected
@@ -28,7 +29,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from plugin_sdk.errors import MissingExtra
-from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, memory_block, tool_specs
+from plugin_sdk.host.mcp_tools import ToolSpec, call_tool, memory_block
 from plugin_sdk.stages.inject import DEFAULT_BUDGET
 
 if TYPE_CHECKING:
@@ -91,33 +92,31 @@ def build_server(
     instructions: str,
     budget: int = DEFAULT_BUDGET,
     project_of: Callable[[Any], str | None] = lambda ctx: None,
+    current: Callable[[], list[ToolSpec]] | None = None,
 ) -> Server[Any]:
     """An MCP low-level server whose handlers reach the store through ``runner``.
 
     ``project_of(ctx)`` names the project a request is for (``None``: the
     runner's default); the HTTP server reads it from the request.
+    ``current()``, when given, is the tool list now (stdio's
+    :class:`~plugin_sdk.host.mcp_stdio.ToolWatch`), read at every request.
     """
     require_mcp()
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
-    tools = [
-        types.Tool(
-            name=spec.name,
-            title=spec.title,
-            description=spec.description,
-            input_schema=spec.input_schema,
-            output_schema=spec.output_schema,
-            annotations=types.ToolAnnotations(
-                title=spec.title,
-                read_only_hint=spec.read_only,
-                destructive_hint=spec.destructive,
-                idempotent_hint=spec.idempotent,
-                open_world_hint=False,
-            ),
-        )
-        for spec in specs
-    ]
+    def described(specs: list[ToolSpec]) -> list[types.Tool]:
+        return [_tool(types, spec) for spec in specs]
+
+    tools = described(specs)
+    shown = specs
+
+    def now() -> tuple[list[ToolSpec], list[types.Tool]]:
+        nonlocal tools, shown
+        if current is not None and current() is not shown:
+            shown = current()
+            tools = described(shown)
+        return shown, tools
 
     def describe_block(project: str) -> str:
         return (
@@ -126,11 +125,12 @@ def build_server(
         )
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=now()[1])
 
     async def run_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        in_use = now()[0]
         outcome = await runner.run(
-            lambda store: call_tool(store, specs, params.name, params.arguments),
+            lambda store: call_tool(store, in_use, params.name, params.arguments),
             project=project_of(ctx),
         )
         return types.CallToolResult(
@@ -197,22 +197,35 @@ def build_server(
     )
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's standard input and output."""
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+def _tool(types: Any, spec: ToolSpec) -> Any:
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
 
 
 def run_stdio(store: Store, *, budget: int = DEFAULT_BUDGET) -> None:
     """Build the server for ``store``'s project and serve it over stdio until the client leaves."""
     import anyio
 
+    from plugin_sdk.host.mcp_stdio import ToolWatch, serve_stdio
+
+    watch = ToolWatch(store)
     server = build_server(
         LocalRunner(store),
-        tool_specs(store),
+        watch.current(),
         instructions=instructions_for(store.project),
         budget=budget,
+        current=watch.current,
     )
-    anyio.run(serve_stdio, server)
+    anyio.run(serve_stdio, server, watch)

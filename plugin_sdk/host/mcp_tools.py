@@ -30,7 +30,7 @@ import attrs
 import jsonschema
 
 from plugin_sdk.errors import InvalidDocument, MemsdkError, ToolError
-from plugin_sdk.model.boundary import contain
+from plugin_sdk.model.boundary import INDENT, contain
 from plugin_sdk.model.prompts import tool_fragments
 from plugin_sdk.redact import redact
 from plugin_sdk.stages.inject import DEFAULT_BUDGET, expand, inject
@@ -622,7 +622,9 @@ def _get(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     header = f"[{memory.id}] {memory.category} ({memory.status}, importance {memory.importance})"
     if memory.superseded_by:
         header += f", superseded by [{memory.superseded_by}]"
-    return f"{header}\n{contain(memory.content)}", _record(memory)
+    # Every line of the stored text indented, the first too: a stored line
+    # shaped like a header ("- [900] CATEGORY: ...") can never start a line.
+    return f"{header}\n{INDENT}{contain(memory.content)}", _record(memory)
 
 
 def _expand(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:

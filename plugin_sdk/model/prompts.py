@@ -169,17 +169,22 @@ def surface_hash(store: Store) -> str:
 def record_session(store: Store, session_id: str, *, project: str | None = None) -> str:
     """Record the current surface hash for a session; return it."""
     digest = surface_hash(store)
-    now = store.now()
     with store.atomic():
-        store.db.execute(
-            """INSERT INTO session_meta (session_id, project, system_prompt_hash, created_at, updated_at)
-               VALUES (?, ?, ?, ?, ?)
-               ON CONFLICT (session_id) DO UPDATE SET
-                   system_prompt_hash = excluded.system_prompt_hash,
-                   updated_at = excluded.updated_at""",
-            [session_id, project or store.project, digest, now, now],
-        )
+        write_session(store, session_id, project or store.project, digest)
     return digest
+
+
+def write_session(store: Store, session_id: str, project: str, digest: str) -> None:
+    """The statement of :func:`record_session`, for a caller's own transaction."""
+    now = store.now()
+    store.db.execute(
+        """INSERT INTO session_meta (session_id, project, system_prompt_hash, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (session_id) DO UPDATE SET
+               system_prompt_hash = excluded.system_prompt_hash,
+               updated_at = excluded.updated_at""",
+        [session_id, project, digest, now, now],
+    )
 
 
 def is_stale(store: Store, session_id: str) -> bool:
@@ -210,6 +215,15 @@ def _category_block(category: Category) -> str:
 def tool_fragments(store: Store) -> list[str]:
     """The installed packs' ``[prompts] tool`` fragments, for every memory-tool description."""
     return _fragments(store, "tool")
+
+
+def session_lines(store: Store) -> list[str]:
+    """The installed packs' ``[prompts] session`` lines: the end of a session-start block."""
+    lines: list[str] = []
+    for pack in store.packs.installed():
+        text = pack.document.get("prompts", {}).get("session")
+        lines += [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return list(dict.fromkeys(lines))
 
 
 def _fragments(store: Store, stage: str) -> list[str]:

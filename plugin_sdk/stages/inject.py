@@ -58,6 +58,7 @@ import attrs
 
 from plugin_sdk.composites.groups import notes, reach
 from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.model import prompts
 from plugin_sdk.model.boundary import entry
 from plugin_sdk.plugin.records import Ranked
 from plugin_sdk.stages.expand import Expansion, expand
@@ -80,6 +81,7 @@ LINE_OVERHEAD = 4  # "- [", "]" and the line break, besides the id's digits
 MIN_LINE = LINE_OVERHEAD + 3  # less than this left: nothing more can fit
 MISS_LIMIT = 64  # candidates in a row that do not fit before packing stops
 REFILL = 0.98  # a full block under this share of its budget is packed once more
+SHRINK_TRIES = 3  # a block over its budget once rendered is packed again this often, smaller
 DELTA_SHARE = 0.1
 DELTA_MIN = 200
 DEPTH = 2  # expands the account's coverage looks through
@@ -251,6 +253,10 @@ def inject(
         if tokens < tokens_again <= budget:
             ranked, packer, examined = again, second, examined_again
             text, tokens = text_again, tokens_again
+    if tokens > budget:
+        ranked, packer, examined, text, tokens = _shrink(
+            store, project, budget, (ranked, packer, examined, text, tokens)
+        )
     chosen, skipped = packer.chosen, packer.skipped
     while tokens > budget and chosen:
         # Drop the lowest-ranked chosen until their estimated cost covers the
@@ -304,6 +310,33 @@ def _with_recall(
             return attrs.evolve(toc, text=text, tokens=tokens, recalled=found.shown)
         room -= tokens - budget
     return toc
+
+
+def _shrink(
+    store: Store, project: str, budget: int, first: tuple[Any, _Packer, int, str, int]
+) -> tuple[Any, _Packer, int, str, int]:
+    """A block over its budget once rendered, packed again for less (the first that fits).
+
+    The estimates ran low by ``tokens - packer.used``: pack for the budget
+    less that (at most :data:`SHRINK_TRIES` times, each smaller), so cheaper
+    lines further down fill the room a dropped line would leave; what the
+    first packing chose and this one leaves out was "over budget once
+    rendered". When none fits, the first packing stands (``inject`` then
+    drops lines).
+    """
+    target, (_, packer, _, _, tokens) = budget, first
+    for _ in range(SHRINK_TRIES):
+        target = max(1, min(target - 1, budget - (tokens - packer.used)))
+        ranked = _ranked(store, project)
+        packer = _Packer(store, target)
+        examined = packer.pack(ranked)
+        text, tokens = _render(store, packer.chosen)
+        if tokens <= budget:
+            chosen_first = {c.memory_id for c in first[1].chosen}
+            for memory_id in chosen_first - {c.memory_id for c in packer.chosen}:
+                packer.skipped[memory_id] = "over budget once rendered"
+            return ranked, packer, examined, text, tokens
+    return first
 
 
 def _worth_refilling(packer: _Packer, tokens: int) -> bool:
@@ -543,18 +576,22 @@ def _render_delta(store: Store, new: list[int], updated: list[int], removed: lis
 def _record(store: Store, session: str, project: str, result: Injection) -> None:
     shown = json.dumps({str(k): v for k, v in result.hashes.items()}, sort_keys=True)
     digest = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
+    prompt = prompts.surface_hash(store)  # what is_stale compares with later
     now = store.now()
-    store.record(  # after the read, never failing it (see Store.record)
-        lambda: store.db.execute(
+
+    def write() -> None:
+        store.db.execute(
             """INSERT INTO injections (session_id, project, budget, tokens, text_hash, shown, created_at)
                VALUES (?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (session_id, project) DO UPDATE SET budget = excluded.budget,
                    tokens = excluded.tokens, text_hash = excluded.text_hash,
                    shown = excluded.shown, created_at = excluded.created_at""",
             [session, project, result.budget, result.tokens, digest, shown, now],
-        ),
-        what=f"session {session!r}'s injection",
-    )
+        )
+        prompts.write_session(store, session, project, prompt)
+
+    # after the read, never failing it (see Store.record)
+    store.record(write, what=f"session {session!r}'s injection")
 
 
 def _active_count(store: Store, project: str) -> int:

@@ -32,7 +32,9 @@ import attrs
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.model.boundary import contain
+from plugin_sdk.store.search import episodes
 from plugin_sdk.store.search.query import tokens
+from plugin_sdk.store.search.ranking import settings
 from plugin_sdk.store.tokens import additive, count_each, segments
 
 if TYPE_CHECKING:
@@ -84,6 +86,8 @@ def recall(
     if not isinstance(query, str) or not query.strip():
         return _empty(store, budget)
     hits = store.memories.search(query, project=project, limit=limit)
+    if max((hit.evidence for hit in hits), default=0.0) < float(settings(store)["recall_floor"]):
+        hits = []  # the store knows nothing the query asks about: no block
     units = _units(store, query, hits, project)
     chosen: list[_Unit] = []
     used, costs = _costs(store, units, record=record)
@@ -164,6 +168,11 @@ def _units(store: Store, query: str, hits: list[SearchHit], project: str) -> lis
     heads = _heads(store, sorted(ids))
     grouped_under = {d: h for h, details in heads.items() if h in ids for d in details if d in ids}
     neighbours = _sequence_neighbours(store, sorted(ids))
+    context = int(settings(store)["recall_context"])
+    for hit in hits[:context]:  # the best hits bring the turns written beside them
+        for other, _ in episodes.neighbours(store, {hit.memory.id}, reach=1).get(hit.memory.id, []):
+            if other not in ids and all(m.id != other for m in neighbours.get(hit.memory.id, [])):
+                neighbours.setdefault(hit.memory.id, []).append(store.memories.get(other))
     units: list[_Unit] = []
     truths_done: set[int] = set()
     for hit in hits:

@@ -42,6 +42,7 @@ from plugin_sdk.store.paths import user_dir
 from plugin_sdk.store.project import project_for
 from plugin_sdk.store.tables import Tables
 from plugin_sdk.store.tokens import TokenCounter, default_counter
+from plugin_sdk.store.writing.pending import Pending
 
 if TYPE_CHECKING:
     from plugin_sdk.composites.composite import Composites
@@ -79,6 +80,7 @@ def attach(name: str, target: str) -> None:
 
 
 log = logging.getLogger("plugin_sdk.store")
+_SQLITE_FULL = 13
 
 MIN_SQLITE = (3, 35, 0)  # upserts with RETURNING
 Clock = Callable[[], datetime]
@@ -120,6 +122,7 @@ class Store:
         level = _synchronous(synchronous)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
+        self.pending = Pending()  # what reads recorded and could not write yet
         self.plugins = plugins if plugins is not None else make_plugin_manager()
         self.tokenizer: TokenCounter = (
             tokenizer or self.plugins.hook.token_counter() or default_counter()
@@ -163,6 +166,17 @@ class Store:
         self.close()
 
     def close(self) -> None:
+        if len(self.pending) and not self.db.conn.in_transaction:
+            try:
+                with self._transaction(attempts=BEGIN_ATTEMPTS):
+                    pass  # the records kept by reads, written now if they can be
+            except (StoreBusy, driver.OperationalError) as error:
+                log.warning(
+                    "memsdk: %d records of reads dropped at close of store %s: %s",
+                    len(self.pending),
+                    self.path,
+                    error,
+                )
         self.db.close()
 
     def vacuum(self) -> None:
@@ -220,11 +234,16 @@ class Store:
     def _transaction(self, attempts: int) -> Iterator[Database]:
         outermost = not self.db.conn.in_transaction
         mark = len(self._after_commit)
+        restore: Callable[[], None] | None = None
         try:
             with self.db.atomic(attempts=attempts) as db:
+                if outermost and (len(self.pending) or self.pending.dropped):
+                    restore = self.pending.flush(self.db.conn, self.now())
                 yield db
         except BaseException:
             del self._after_commit[mark:]  # all of them when it was the outermost
+            if restore is not None:
+                restore()  # the records kept by reads, kept again
             raise
         if outermost:
             self._run_after_commit()
@@ -232,22 +251,31 @@ class Store:
     def record(self, write: Callable[[], object], *, what: str) -> bool:
         """Run ``write``, what a read records (retrieval counts, a session's last injection).
 
-        It runs in a short transaction of its own, after the read, and never
-        fails the read: when the write lock stays taken through one busy wait,
-        or the file is read-only, the record is skipped and logged. Inside an
-        open transaction it is part of that transaction. Returns whether it was
-        written.
+        It runs in a short transaction of its own, after the read, waiting for
+        the write lock as a write does, and never fails the read: when the lock
+        stays taken through every wait, the snapshot is stale, the disk is full
+        or the file is read-only, the record is kept and written with this
+        connection's next successful write (``store/writing/pending.py``; ``memsdk
+        doctor`` counts records written late or dropped). Inside an open
+        transaction it is part of that transaction. Returns whether it was
+        written now.
         """
         if self.db.conn.in_transaction:
             write()
             return True
         try:
-            with self._transaction(attempts=1):
+            with self._transaction(attempts=BEGIN_ATTEMPTS):
                 write()
         except (StoreBusy, driver.OperationalError) as error:
             if isinstance(error, driver.OperationalError) and not _unwritable(error):
                 raise
-            log.warning("memsdk: %s not recorded in store %s: %s", what, self.path, error)
+            self.pending.keep(what, write)
+            log.warning(
+                "memsdk: %s kept, to be recorded with the next write to store %s: %s",
+                what,
+                self.path,
+                error,
+            )
             return False
         return True
 
@@ -359,7 +387,10 @@ def _synchronous(given: str | None) -> str:
 
 
 def _unwritable(error: driver.OperationalError) -> bool:
-    return is_locked(error) or "readonly" in str(error) or "read-only" in str(error)
+    """Busy, stale snapshot, read-only file or full disk: the write waits for later."""
+    message = str(error)
+    full = getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL or "disk is full" in message
+    return is_locked(error) or full or "readonly" in message or "read-only" in message
 
 
 def _enable_wal(db: Database, path: str) -> None:

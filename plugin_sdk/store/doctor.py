@@ -17,7 +17,9 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
 - **merges**: every superseded memory points at an existing memory of its own
   project, never itself; ``merged_from`` lists existing memories;
 - **dreamer**: cursors are JSON; a running task holds a lease, and a lease
-  past its end is reported as stale.
+  past its end is reported as stale;
+- **read records**: what reads recorded late (a busy writer, a full disk)
+  or lost, per kind (``store/writing/pending.py``): a warning for each.
 
 Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
@@ -41,8 +43,19 @@ from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
+from plugin_sdk.store.writing import pending
 
-CHECKS = ("integrity", "schema", "fts", "references", "composites", "merges", "dreamer")
+CHECKS = (
+    "integrity",
+    "schema",
+    "fts",
+    "references",
+    "categories",
+    "composites",
+    "merges",
+    "dreamer",
+    "read records",
+)
 _SHOWN = 20  # findings of one kind shown before "and N more"
 
 
@@ -222,6 +235,28 @@ def _references(db: StoreDatabase, report: DoctorReport, repair: bool, now: date
                 report.add("references", "error", f"{count} rows of {table} name missing memories")
 
 
+def _categories(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
+    """A live memory (active or pending) must be in an active category of the store."""
+    if not (db["memories"].exists() and db["categories"].exists()):
+        return
+    rows = db.execute(
+        """SELECT m.category, m.status, count(*), min(m.id), group_concat(DISTINCT m.project)
+           FROM memories m LEFT JOIN categories c ON c.name = m.category
+           WHERE m.status IN ('active', 'pending') AND (c.name IS NULL OR c.status != 'active')
+           GROUP BY m.category, m.status ORDER BY m.category, m.status"""
+    ).fetchall()
+    for category, status, count, first, projects in rows[:_SHOWN]:
+        known = db.execute("SELECT status FROM categories WHERE name = ?", [category]).fetchone()
+        why = "unknown to the store" if known is None else f"{known[0]}, not active"
+        report.add(
+            "categories",
+            "error",
+            f"{count} {status} memories (first #{first}, project {projects}) are in category "
+            f"{category!r}, {why}: quarantine or archive them, or install the pack that has it",
+        )
+    _more(report, "categories", len(rows))
+
+
 def _composites(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
     if not db["composite_members"].exists():
         return
@@ -313,6 +348,16 @@ def _dreamer(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetim
             )
 
 
+def _read_records(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:
+    if not db["read_records"].exists():
+        return
+    for what, deferred, dropped in pending.counts(db.conn):
+        if deferred:
+            report.add("read records", "warning", f"{deferred} {what} records written late")
+        if dropped:
+            report.add("read records", "warning", f"{dropped} {what} records dropped")
+
+
 def _more(report: DoctorReport, check: str, count: int) -> None:
     if count > _SHOWN:
         report.add(check, "error", f"and {count - _SHOWN} more")
@@ -323,7 +368,9 @@ _RUN = {
     "schema": _schema,
     "fts": _fts,
     "references": _references,
+    "categories": _categories,
     "composites": _composites,
     "merges": _merges,
     "dreamer": _dreamer,
+    "read records": _read_records,
 }

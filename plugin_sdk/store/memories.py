@@ -376,6 +376,7 @@ class Memories:
                 rank=-hit.score,
                 score=hit.score,
                 why=tuple(dict.fromkeys(hit.why)),
+                evidence=round(hit.evidence, 6),
             )
             for hit in found
             if hit.memory_id in rows
@@ -762,7 +763,7 @@ class Memories:
     ) -> forgetting.Forgotten:
         """Forget a memory of ``project`` (default: the store's): its text leaves the store.
 
-        See ``store/forget.py``: the row stays with its text emptied, every
+        See ``store/forget/__init__.py``: the row stays with its text emptied, every
         copy is redacted, and a tombstone refuses the same text coming back.
         """
         return forgetting.forget(self.store, memory_id, reason=reason, project=project)

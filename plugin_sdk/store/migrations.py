@@ -1097,3 +1097,109 @@ def m017_retain_indexes(db: Database) -> None:
         CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
         """
     )
+
+
+@step
+def m018_hook_queue(db: Database) -> None:
+    db.executescript(
+        """
+        -- What a host's hook left for the historian (plugin_sdk/host/hook_queue.py):
+        -- SessionEnd and PreCompact record the files and return; `memsdk
+        -- historian drain` reads them later. The import ledger knows what was sent.
+        CREATE TABLE hook_queue (
+            id INTEGER PRIMARY KEY,
+            project TEXT NOT NULL,
+            session_id TEXT NOT NULL DEFAULT '',
+            event TEXT NOT NULL,
+            files TEXT NOT NULL,                 -- JSON: [{"path", "size"}], session then sub-agents
+            queued_at TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            done_at TEXT,
+            summary TEXT
+        );
+        CREATE INDEX hook_queue_todo ON hook_queue (project, done_at, id);
+        -- When each hook (and the drain) last ran per project, and its last error.
+        CREATE TABLE hook_runs (
+            project TEXT NOT NULL,
+            event TEXT NOT NULL,
+            runs INTEGER NOT NULL DEFAULT 0,
+            last_run_at TEXT NOT NULL,
+            last_ok_at TEXT,
+            last_error TEXT,
+            last_error_at TEXT,
+            PRIMARY KEY (project, event)
+        );
+        -- A notice a hook showed a session (systemMessage), so it says it once.
+        CREATE TABLE hook_notices (
+            session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            notice TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (session_id, project, notice)
+        );
+        """
+    )
+
+
+@step
+def m019_closed_status(db: Database) -> None:
+    db.executescript(
+        """
+        -- A memory becomes live (active or pending) only in an active category:
+        -- leaving quarantine or being restored from the archive by a status
+        -- change alone is checked too (memories_category_update fires only on
+        -- a category change). Archiving or quarantining is always allowed.
+        CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
+        WHEN NEW.status IN ('active', 'pending') AND OLD.status NOT IN ('active', 'pending')
+            AND NOT EXISTS (
+                SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+        BEGIN
+            SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
+        END;
+        """
+    )
+
+
+@step
+def m020_read_records(db: Database) -> None:
+    # What reads recorded late or lost (``store/writing/pending.py``): one row per
+    # kind of record, counted for ``memsdk doctor``.
+    db.executescript(
+        """
+        CREATE TABLE read_records (
+            what TEXT PRIMARY KEY,
+            deferred INTEGER NOT NULL DEFAULT 0,
+            dropped INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+@step
+def m022_write_batches(db: Database) -> None:
+    db.executescript(
+        """
+        -- Sequence context without timestamps (docs/search.md, "Neighbours"):
+        -- the rows one write_many call created share a batch label (the first
+        -- id the batch took), so search knows which memories were written
+        -- together, in their order, even when no occurred_at is known.
+        ALTER TABLE memories ADD COLUMN batch INTEGER;
+        CREATE INDEX memories_batch ON memories (batch) WHERE batch IS NOT NULL;
+        -- Existing rows: write_many gives one timestamp to a whole call, so
+        -- rows of one project and source created at the same instant were
+        -- written together. Groups of one stay unlabelled.
+        CREATE TEMP TABLE m022_groups AS
+            SELECT project, source, created_at, min(id) AS first FROM memories
+            GROUP BY project, source, created_at HAVING count(*) > 1;
+        CREATE INDEX temp.m022_groups_key ON m022_groups (project, source, created_at);
+        UPDATE memories SET batch = (
+            SELECT g.first FROM m022_groups g WHERE g.project = memories.project
+              AND g.source = memories.source AND g.created_at = memories.created_at)
+        WHERE EXISTS (
+            SELECT 1 FROM m022_groups g WHERE g.project = memories.project
+              AND g.source = memories.source AND g.created_at = memories.created_at);
+        DROP TABLE m022_groups;
+        """
+    )

@@ -86,12 +86,14 @@ class WriteResult:
 @attrs.frozen
 class SearchHit:
     """A search result: the memory, its rank (lower is better: ``-score``),
-    its score (higher is better) and why it was found (``docs/search.md``)."""
+    its score (higher is better), why it was found and the query's evidence
+    for it (0 to 1, the relevance floor's measure; ``docs/search.md``)."""
 
     memory: Memory
     rank: float
     score: float = 0.0
     why: tuple[str, ...] = ()
+    evidence: float = 1.0
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from plugin_sdk.transcripts.claude_harness import strip_agent_lines
 from plugin_sdk.transcripts.model import ImportReport, Message
 from plugin_sdk.transcripts.text import placeholder, text_of, tool_output, tool_result
 
@@ -58,6 +59,7 @@ class BlockReader:
             self.report.problem(at.where, f"tool_result content is a {type(content).__name__}")
             self.report.skip("malformed tool result content")
             output = ""
+        output = strip_agent_lines(output, self.report)
         text = tool_result(
             name, tool_output(self.report, output, self.limit), error=bool(block.get("is_error"))
         )

@@ -22,6 +22,13 @@ same shape; ``batch.py`` finds them.
 - Messages the user typed while the agent was busy (``queue-operation``
   ``enqueue`` records, and ``queued_command`` attachments) are kept as user
   messages, unless Claude Code recorded the same text as a user record later.
+  One a ``remove`` record takes off the queue was never sent: it is still
+  what the user asked, so it is kept (counted as ``queued message never
+  sent``), from the ``remove`` record's own text when no ``enqueue`` held it.
+- Shell mode (``<bash-input>`` then ``<bash-stdout>``/``<bash-stderr>``)
+  becomes one ``[shell] $ cmd → output`` line; a sub-agent's harness lines
+  in tool results (``agentId: ... (use SendMessage ...)``) are stripped and
+  counted (``claude_harness.py``).
 - Consecutive assistant records of one API message (Claude Code writes one
   record per block, all with the same ``message.id``) are joined.
 - Sidechain records (``isSidechain``: a sub-agent's own conversation) are
@@ -50,7 +57,7 @@ from plugin_sdk.errors import InvalidDocument, TranscriptError
 from plugin_sdk.store.limits import loads_json
 from plugin_sdk.transcripts.claude_blocks import At, BlockReader, stamp
 from plugin_sdk.transcripts.claude_chain import kept_records
-from plugin_sdk.transcripts.claude_harness import clean, is_synthetic
+from plugin_sdk.transcripts.claude_harness import SHELL, clean, is_synthetic
 from plugin_sdk.transcripts.model import ImportReport, Message, Transcript
 from plugin_sdk.transcripts.text import DEFAULT_TOOL_OUTPUT_CHARS, tool_call, tool_name
 
@@ -121,6 +128,7 @@ class _Reader(BlockReader):
         super().__init__(report, limit)
         self.last_message_id: str | None = None  # message.id of the last assistant message
         self.queued: list[int] = []  # indexes of messages the user typed while the agent was busy
+        self.unsent: set[int] = set()  # of those, the ones taken off the queue unsent
 
     def line(self, number: int, end: int, record: dict[str, Any]) -> None:
         where = f"line {number}"
@@ -131,6 +139,7 @@ class _Reader(BlockReader):
         except Exception as error:  # a safety net: one odd record never stops an import
             del self.messages[count:]
             self.queued = [q for q in self.queued if q < count]
+            self.unsent = {q for q in self.unsent if q < count}
             if last is not None:
                 self.messages[-1] = last  # undo a join into the previous message
             self.last_message_id = last_id
@@ -172,12 +181,34 @@ class _Reader(BlockReader):
 
     def queue_operation(self, record: dict[str, Any], at: At) -> None:
         operation = record.get("operation")
-        content = record.get("content")
-        if operation == "enqueue" and isinstance(content, str) and content.strip():
+        content = _queued_text(record.get("content"))
+        if operation == "enqueue" and content.strip():
             self.steering(content, at)
+        elif operation == "remove":
+            self.removed(content, at)
         else:
             named = isinstance(operation, str) and operation
             self.report.skip(f"queue operation {operation!r}" if named else "queue operation")
+
+    def removed(self, content: str, at: At) -> None:
+        """A queued message taken off the queue unsent: it stays the user's text, counted.
+
+        The ``remove`` record names its text (or, without one, the oldest
+        message still queued); a text never enqueued is kept from it.
+        """
+        pending = [q for q in self.queued if q not in self.unsent]
+        text = clean(content, self.report).text if content.strip() else ""
+        match = next((q for q in pending if self.messages[q].text == text), None)
+        if match is None and not text and pending:
+            match = pending[0]
+        if match is None and text:
+            self.steering(content, at)
+            match = self.queued[-1] if self.queued else None
+        if match is None:
+            self.report.skip("queue operation 'remove' (nothing queued)")
+            return
+        self.unsent.add(match)
+        self.report.placeholders["queued message never sent"] += 1
 
     def attachment(self, record: dict[str, Any], at: At) -> None:
         attachment = record.get("attachment")
@@ -230,6 +261,8 @@ class _Reader(BlockReader):
             kind = block.get("type")
             if kind == "text":
                 cleaned = clean(self.text(block, at.where), self.report)
+                if cleaned.shell_output and not pieces and self.join_shell(cleaned.text, at):
+                    continue
                 pieces.append(cleaned.text)
                 explicit = explicit or cleaned.explicit
             elif kind == "tool_result":
@@ -241,6 +274,27 @@ class _Reader(BlockReader):
             else:
                 self.unknown(kind)
         self.emit("user", "\n".join(p for p in pieces if p), at, explicit=explicit)
+
+    def join_shell(self, output: str, at: At) -> bool:
+        """Join a shell command's output to the ``[shell] $ cmd`` line just before it."""
+        previous = self.messages[-1] if self.messages else None
+        if (
+            previous is None
+            or previous.role != "user"
+            or previous.conversation != at.conversation
+            or not previous.text.startswith(f"{SHELL} $ ")
+            or "\n" in previous.text
+            or " → " in previous.text
+        ):
+            return False
+        self.messages[-1] = attrs.evolve(
+            previous,
+            text=previous.text + output[len(SHELL) :],
+            key=at.key or previous.key,
+            position=at.end,
+        )
+        self.report.skip("shell output record (joined to its command)")
+        return True
 
     def assistant(self, message: dict[str, Any], at: At) -> None:
         blocks = self.blocks(message.get("content"), at.where)
@@ -289,6 +343,19 @@ class _Reader(BlockReader):
             return
         self.last_message_id = message_id
         self.emit("assistant", text, at)
+
+
+def _queued_text(content: Any) -> str:
+    """The text of a queue operation's ``content``: a string, or text blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b if isinstance(b, str) else str(b.get("text") or "")
+            for b in content
+            if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+        )
+    return ""
 
 
 def _conversation(record: dict[str, Any]) -> str:

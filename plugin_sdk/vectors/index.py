@@ -134,7 +134,7 @@ class Vectors:
             self.sync()
         return removed
 
-    drop_vectors = drop  # the name forget (store/forget.py) calls
+    drop_vectors = drop  # the name forget (store/forget/__init__.py) calls
 
     def prune(self, model: str, dim: int, project: str) -> int:
         """Delete the project's vectors of other models (after a full re-embed), and any

@@ -89,7 +89,7 @@ CREATE TABLE memories (
     content TEXT NOT NULL, occurred_at TEXT, fts_scope TEXT GENERATED ALWAYS AS (
     'p' || hex(project) || CASE WHEN scope = 'global' AND shareable = 1
     THEN ' shared' ELSE '' END
-) VIRTUAL,
+) VIRTUAL, batch INTEGER,
     UNIQUE (project, category, normalized_hash)
 );
 
@@ -101,6 +101,8 @@ CREATE INDEX memories_shared ON memories (status, project)
     WHERE scope = 'global' AND shareable = 1;
 
 CREATE INDEX memories_occurred ON memories (project, occurred_at);
+
+CREATE INDEX memories_batch ON memories (batch) WHERE batch IS NOT NULL;
 
 CREATE TRIGGER memories_category_insert BEFORE INSERT ON memories
     WHEN NEW.status != 'quarantined' AND NOT EXISTS (
@@ -173,6 +175,14 @@ CREATE TRIGGER toc_memory_insert AFTER INSERT ON memories
     DELETE FROM toc_rank WHERE memory_id IN (NEW.id);
     INSERT INTO toc_rank SELECT * FROM toc_rank_source
         WHERE memory_id IN (NEW.id) AND tier IS NOT NULL;
+END;
+
+CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
+    WHEN NEW.status IN ('active', 'pending') AND OLD.status NOT IN ('active', 'pending')
+        AND NOT EXISTS (
+            SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')
+    BEGIN
+        SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
 END;
 
 -- owner: plugin_sdk/store/tables/sessions.py
@@ -820,6 +830,55 @@ CREATE INDEX toc_rank_shared ON toc_rank (
 -- Empty, except inside a `write_many` transaction: then the insert triggers of `memories_fts` and `toc_rank` leave their work to that batch (see [Writing](#writing-and-deduplication)).
 CREATE TABLE insert_triggers_paused (
     id INTEGER PRIMARY KEY CHECK (id = 1)
+);
+
+-- owner: plugin_sdk/store/tables/hooks.py
+-- What a host's hooks left for the historian: SessionEnd and PreCompact record the session's files and return; `memsdk historian drain` reads them later.
+CREATE TABLE hook_queue (
+    id INTEGER PRIMARY KEY,
+    project TEXT NOT NULL,
+    session_id TEXT NOT NULL DEFAULT '',
+    event TEXT NOT NULL,
+    files TEXT NOT NULL,                 -- JSON: [{"path", "size"}], session then sub-agents
+    queued_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    done_at TEXT,
+    summary TEXT
+);
+
+CREATE INDEX hook_queue_todo ON hook_queue (project, done_at, id);
+
+-- owner: plugin_sdk/store/tables/hooks.py
+-- When each hook (and the drain) last ran per project, and its last error (`memsdk claude-code status`).
+CREATE TABLE hook_runs (
+    project TEXT NOT NULL,
+    event TEXT NOT NULL,
+    runs INTEGER NOT NULL DEFAULT 0,
+    last_run_at TEXT NOT NULL,
+    last_ok_at TEXT,
+    last_error TEXT,
+    last_error_at TEXT,
+    PRIMARY KEY (project, event)
+);
+
+-- owner: plugin_sdk/store/tables/hooks.py
+-- A notice a hook showed a session (systemMessage), so it is said once per session.
+CREATE TABLE hook_notices (
+    session_id TEXT NOT NULL,
+    project TEXT NOT NULL,
+    notice TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (session_id, project, notice)
+);
+
+-- owner: plugin_sdk/store/writing/pending.py
+-- Per kind of record a read makes (retrieval counts, session injections): how many were written late or dropped.
+CREATE TABLE read_records (
+    what TEXT PRIMARY KEY,
+    deferred INTEGER NOT NULL DEFAULT 0,
+    dropped INTEGER NOT NULL DEFAULT 0,
+    updated_at TEXT NOT NULL
 );
 
 -- owner: plugin_sdk/store/migrate.py

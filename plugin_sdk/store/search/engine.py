@@ -26,6 +26,7 @@ Ties break by memory id, so the same store and query give the same list.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +129,11 @@ def _lexical(
     # the scope token); each word's bm25 comes from its own, bounded, lookup.
     readable = {row[0] for row in _execute(store, _SELECT_IDS, [f"{q.any_of(rare)} AND {scope}"])}
     terms: dict[int, dict[str, float]] = {}
+    weight = {w: idf(total, cutoff + 1) for w in words}  # common words: at least cutoff + 1 rows
     for word in rare:
-        rows = [r for r in _scored(store, f"content : {q.term(word)}") if r[0] in readable]
+        every = _scored(store, f"content : {q.term(word)}")
+        weight[word] = idf(total, len(every))
+        rows = [r for r in every if r[0] in readable]
         rows.sort(key=lambda r: (-r[1], r[0]))
         for memory_id, score in rows[:cap]:
             terms.setdefault(memory_id, {})[word] = score
@@ -141,7 +145,19 @@ def _lexical(
                     phrased[memory_id] = phrased.get(memory_id, 0.0) + score
     lexical = fuse(terms, phrased, len(rare), conf)
     best = sorted(lexical, key=lambda i: (-lexical[i], i))[:keep]
-    return {i: found(i, lexical[i], terms[i], phrased.get(i, 0.0)) for i in best}
+    weak = q.shipped_stopwords(str(conf["language"]), "weak")
+    for word in weight.keys() & weak:
+        weight[word] *= float(conf["recall_weak"])
+    mass = sum(weight.values()) or 1.0
+    hits = {i: found(i, lexical[i], terms[i], phrased.get(i, 0.0)) for i in best}
+    for hit in hits.values():
+        hit.evidence = sum(weight[w] for w in hit.terms) / mass
+    return hits
+
+
+def idf(total: int, held: int) -> float:
+    """A word's inverse document frequency (BM25's, kept positive): ``ln(1 + (N − n + ½)/(n + ½))``."""
+    return math.log(1.0 + (total - held + 0.5) / (held + 0.5))
 
 
 _SELECT_IDS = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
@@ -163,6 +179,7 @@ def _recent(store: Store, words: list[str], scope: str, cap: int) -> dict[int, F
                 hits[memory_id].terms[word] = 1.0
     for hit in hits.values():
         hit.lexical = len(hit.terms) / len(words)
+        hit.evidence = hit.lexical  # every word is common: they weigh about the same
         hit.why.append("matched " + ", ".join(sorted(hit.terms)) + " (common words: recent first)")
     return hits
 
@@ -194,7 +211,10 @@ def _raw(store: Store, text: str, scope: str, cap: int) -> dict[int, Found]:
     sql = f"""SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?
               ORDER BY rank, rowid LIMIT ?"""
     rows = _execute(store, sql, [f"({expression}) AND {scope}", cap])
-    return {memory_id: Found(memory_id, lexical=max(score, 1e-9)) for memory_id, score in rows}
+    return {
+        memory_id: Found(memory_id, lexical=max(score, 1e-9), evidence=1.0)
+        for memory_id, score in rows
+    }
 
 
 def _in_span(store: Store, project: str, span: TimeRange, cap: int) -> dict[int, Found]:
@@ -202,7 +222,8 @@ def _in_span(store: Store, project: str, span: TimeRange, cap: int) -> dict[int,
     sql = """SELECT id FROM memories WHERE project = ? AND status = 'active'
              AND occurred_at >= ? AND occurred_at < ? ORDER BY occurred_at DESC, id DESC LIMIT ?"""
     params = [project, span.start or "", span.end or "\uffff", cap]
-    return {row[0]: Found(row[0], lexical=1.0) for row in store.db.execute(sql, params)}
+    rows = store.db.execute(sql, params)
+    return {row[0]: Found(row[0], lexical=1.0, evidence=1.0) for row in rows}
 
 
 def _fuse_plugins(
@@ -217,13 +238,17 @@ def _fuse_plugins(
     k = float(conf["rrf_k"])
     by_id = {hit.memory_id: hit for hit in ranked}
     offered = sorted({int(i) for ids in lists for i in ids} - by_id.keys())
+    gate = max((hit.evidence for hit in ranked), default=0.0)  # the query's best lexical evidence
     for memory_id in _readable(store, offered, project):
-        by_id[memory_id] = Found(memory_id, why=["offered by a search_candidates plugin"])
+        by_id[memory_id] = Found(
+            memory_id, evidence=gate, why=["offered by a search_candidates plugin"]
+        )
+    weights = [1.0, *[float(conf["plugin_weight"])] * len(lists)]
     fused: dict[int, float] = {}
-    for ids in [[hit.memory_id for hit in ranked], *lists]:
+    for weight, ids in zip(weights, [[hit.memory_id for hit in ranked], *lists], strict=True):
         for position, memory_id in enumerate(dict.fromkeys(int(i) for i in ids), start=1):
             if memory_id in by_id:
-                fused[memory_id] = fused.get(memory_id, 0.0) + 1.0 / (k + position)
+                fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + position)
     for memory_id, value in fused.items():
         by_id[memory_id].score = value
     return sorted((by_id[i] for i in fused), key=lambda hit: (-hit.score, hit.memory_id))

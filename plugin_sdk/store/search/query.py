@@ -47,11 +47,17 @@ def tokens(text: str) -> list[str]:
 
 
 @cache
-def shipped_stopwords(language: str = "en") -> frozenset[str]:
-    """The stopword list shipped for ``language`` (empty when there is none)."""
+def shipped_stopwords(language: str = "en", kind: str = "") -> frozenset[str]:
+    """The stopword list shipped for ``language`` (empty when there is none).
+
+    ``kind="weak"``: its *weak words* instead (``<language>-weak.txt``), the
+    most common content words of the language, weak evidence of a topic
+    (recall's relevance floor, ``docs/search.md``).
+    """
     if not re.fullmatch(r"[a-z]{2,8}", language):
         return frozenset()
-    path = resources.files("plugin_sdk").joinpath(f"store/search/stopwords/{language}.txt")
+    name = f"{language}-{kind}" if kind else language
+    path = resources.files("plugin_sdk").joinpath(f"store/search/stopwords/{name}.txt")
     try:
         text = path.read_text("utf-8")
     except (FileNotFoundError, OSError):

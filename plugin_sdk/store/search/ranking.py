@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import InvalidMemory
+from plugin_sdk.store.search import episodes
 from plugin_sdk.store.search.query import Query, tokens
 from plugin_sdk.store.search.when import TimeRange
 
@@ -69,6 +70,12 @@ DEFAULTS: dict[str, Any] = {
     "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
     "rrf_k": 60,  # reciprocal rank fusion constant for plugin candidate lists
+    "plugin_weight": 0.1,  # weight of each plugin's list in the fusion (the lexical list: 1)
+    # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
+    # the query's content words it holds (or the hit it is next to holds) reaches this
+    "recall_floor": 0.2,
+    "recall_context": 0,  # recall: this many best hits bring their episode neighbours as context
+    "recall_weak": 0.25,  # the share of its IDF a weak word (stopwords/<language>-weak.txt) counts
 }
 
 
@@ -115,6 +122,7 @@ class Found:
     score: float = 0.0
     why: list[str] = attrs.Factory(list)
     entities: list[int] = attrs.Factory(list)
+    evidence: float = 0.0  # the query's evidence for it, 0..1 (the relevance floor)
 
 
 def fuse(
@@ -165,31 +173,26 @@ def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> 
     weights = {1: float(conf["neighbour_1"]), 2: float(conf["neighbour_2"])}
     if not any(weights.values()):
         return
-    near = {i + step for i in found for step in (-2, -1, 1, 2) if i + step > 0} | set(found)
-    rows = {
-        row[0]: (row[1], row[2])
-        for row in store.db.execute(
-            """SELECT id, project, occurred_at FROM memories
-               WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active'""",
-            [_ids(near)],
-        )
-    }
+    near = episodes.neighbours(store, set(found))
     gains: dict[int, float] = {}
-    for memory_id, hit in found.items():
-        home = rows.get(memory_id)
-        if home is None or home[1] is None:  # no time known: no episode to share
-            continue
-        for step in (-2, -1, 1, 2):
-            other = memory_id + step
-            if rows.get(other) == home:
-                gains[other] = gains.get(other, 0.0) + weights[abs(step)] * hit.lexical
+    lent: dict[int, float] = {}  # the evidence a neighbour's gain carries (the floor)
+    for memory_id, others in near.items():
+        hit = found[memory_id]
+        for other, distance in others:
+            gains[other] = gains.get(other, 0.0) + weights[distance] * hit.lexical
+            if weights[distance] and hit.lexical > 0:
+                lent[other] = max(lent.get(other, 0.0), hit.evidence)
+    counted = {(a, b) for a, others in near.items() for b, _ in others}
     for a, b in store.tables.composites.sequence_steps(_ids(found)):
-        if abs(a - b) > 2 or rows.get(a) != rows.get(b):  # not already counted as written next
+        if (a, b) not in counted:  # not already counted as written next
             gains[b] = gains.get(b, 0.0) + weights[1] * found[a].lexical
+            if weights[1] and found[a].lexical > 0:
+                lent[b] = max(lent.get(b, 0.0), found[a].evidence)
     for memory_id, gain in gains.items():
-        near_hit = found.setdefault(memory_id, Found(memory_id))
         if gain > 0:
+            near_hit = found.setdefault(memory_id, Found(memory_id))
             near_hit.context += gain
+            near_hit.evidence = max(near_hit.evidence, lent.get(memory_id, 0.0))
             near_hit.why.append("next to a match")
 
 
@@ -197,14 +200,17 @@ def _headers(store: Store, found: dict[int, Found], weight: float) -> None:
     if not weight:
         return
     best: dict[int, float] = {}
+    lent: dict[int, float] = {}
     for head, member in store.tables.composites.live_heads_of(_ids(found)):
         best[head] = max(best.get(head, 0.0), found[member].lexical)
+        lent[head] = max(lent.get(head, 0.0), found[member].evidence)
     for head, value in best.items():
         hit = found.get(head)
         if hit is None:
             hit = found[head] = Found(head)
         if value > 0:
             hit.context += weight * value
+            hit.evidence = max(hit.evidence, lent[head])
             hit.why.append("heads a match")
 
 

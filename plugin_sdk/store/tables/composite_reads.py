@@ -63,11 +63,11 @@ class CompositeReads:
 
     def map_themes(
         self, project: str, category: str, source: str
-    ) -> list[tuple[int, int, str | None, str | None]]:
-        """``(id, head, layout, stale_since)`` of the themes headed by ``category``'s active
-        memories from ``source`` (the map's groups), oldest first."""
+    ) -> list[tuple[int, int, str | None, str | None, str]]:
+        """``(id, head, layout, stale_since, head's text)`` of the themes headed by
+        ``category``'s active memories from ``source`` (the map's groups), oldest first."""
         return self.db.execute(
-            """SELECT c.id, c.head_memory_id, c.layout, c.stale_since FROM composites c
+            """SELECT c.id, c.head_memory_id, c.layout, c.stale_since, h.content FROM composites c
                JOIN memories h ON h.id = c.head_memory_id
                WHERE h.project = ? AND h.category = ? AND h.source = ? AND h.status = 'active'
                  AND c.type = 'theme' ORDER BY c.id""",

@@ -21,6 +21,9 @@ of once per item:
    insert triggers that would do it paused meanwhile (migration ``m016``).
 4. Only new rows' texts are counted by the tokenizer (a repeat's count would
    be thrown away). One timestamp serves the whole call.
+5. The new rows of a call of more than one share a ``batch`` label (the
+   first id the batch takes; migration ``m022``): search's sequence context
+   for memories written together without an ``occurred_at``.
 
 New rows' ids: SQLite gives a row without an explicit id one more than the
 largest id in the table, so under the write lock the batch's rows take the
@@ -52,8 +55,8 @@ _INSERT = """
 INSERT INTO memories (
     project, kind, category, content, normalized_hash, status, importance, scope,
     shareable, source, token_count, tokenizer, created_at, updated_at, last_seen_at,
-    occurred_at, seen_count
-) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    occurred_at, seen_count, batch
+) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 # The same change a repeat's upsert makes (``ON CONFLICT ... DO UPDATE``).
@@ -285,6 +288,8 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
     conn = store.db.conn
     count = store.tokenizer.count
     name = store.tokenizer.name
+    (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
+    batch = before + 1 if len(new) > 1 else None  # the batch's label: the first id it takes
     rows = []
     for entry in new:
         item = entry.item
@@ -307,9 +312,9 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
                 now,
                 entry.occurred,
                 entry.seen,
+                batch,
             )
         )
-    (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
     conn.execute("INSERT INTO insert_triggers_paused (id) VALUES (1)")
     conn.executemany(_INSERT, rows)
     conn.execute("DELETE FROM insert_triggers_paused")

@@ -37,7 +37,6 @@ freed cells are zeroed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -45,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError, NotFound
+from plugin_sdk.store.forget import redaction
 from plugin_sdk.store.limits import check_id
 from plugin_sdk.store.patterns import compile_pattern
 from plugin_sdk.store.visibility import check_owner, not_found
@@ -52,28 +52,7 @@ from plugin_sdk.store.visibility import check_owner, not_found
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
-REDACTED = "[forgotten]"
 FORGOTTEN_PREFIX = "forgotten:"
-
-#: Plain-text columns that may quote a memory in full.
-TEXT_COPIES = (
-    ("compiled_truths", "markdown"),
-    ("facts", "object"),
-    ("proposals", "rationale"),
-    ("proposals", "error"),
-    ("dreamer_state", "last_error"),
-    ("observations", "error"),
-)
-#: JSON columns that may hold a memory's text as a string value.
-JSON_COPIES = (
-    ("composites", "layout"),
-    ("composite_events", "detail"),
-    ("observations", "document"),
-    ("proposals", "diff"),
-    ("proposal_events", "detail"),
-    ("proposal_applications", "result"),
-    ("proposal_applications", "undo"),
-)
 
 
 @attrs.frozen
@@ -111,51 +90,135 @@ def forget(
     store: Store, memory_id: int, *, reason: str = "", project: str | None = None
 ) -> Forgotten:
     """Forget one memory of ``project`` (default: the store's); see the module docstring."""
+    with _secure_delete(store), store.atomic():
+        done = _forget_row(store, memory_id, reason, project or store.project)
+        _merge_word_index(store)
+    _checkpoint(store)
+    return done
+
+
+def forget_secret(
+    store: Store, pattern: str, *, reason: str = "", project: str | None = None
+) -> tuple[list[Forgotten], dict[str, int]]:
+    """Forget every memory ``pattern`` matches, and the matched text wherever it is copied.
+
+    One transaction: each matching memory is forgotten as :func:`forget` does,
+    then what the pattern matched in them (and, in the project's rows, the
+    pattern itself) is redacted from every copy (``redaction.py``): a fact's
+    object, an observation's payload, a Compiled Truth, a proposal's diff.
+    Returns the forgets and what the pattern's pass redacted where.
+    """
     project = project or store.project
+    compiled = _compile(pattern)
+    with _secure_delete(store), store.atomic():
+        ids = matching(store, pattern, project=project)
+        if not ids:
+            raise NotFound(f"no memory of project {project!r} matches {pattern!r}")
+        texts = [
+            str(r[0])
+            for r in store.db.execute(
+                f"SELECT content FROM memories WHERE id IN ({', '.join('?' for _ in ids)})", ids
+            )
+        ]
+        done = [_forget_row(store, i, reason, project) for i in ids]
+        found = {m.group(0) for text in texts for m in compiled.finditer(text) if m.group(0)}
+        counts = redaction.redact(
+            store,
+            redaction.needles_for(found),
+            match=lambda value: compiled.search(value) is not None,
+            substitute=lambda value: compiled.sub(redaction.REDACTED, value),
+            project=project,
+        )
+        _merge_word_index(store)
+    _checkpoint(store)
+    return done, counts
+
+
+def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forgotten:
     check_id(memory_id)
     now = store.now()
     # checked under the write lock: two forgets at once forget once
-    with _secure_delete(store), store.atomic():
-        row = store.db.execute(
-            "SELECT id, project, scope, shareable, category, content, normalized_hash "
-            "FROM memories WHERE id = ?",
-            [memory_id],
-        ).fetchone()
-        if row is None:
-            raise not_found(memory_id, f"project {project!r}")
-        fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
-        check_owner(fields, project, doing="forget")
-        category, text, digest = row[4], row[5], row[6]
-        if str(digest).startswith(FORGOTTEN_PREFIX):
-            raise MemsdkError(f"memory {memory_id} is forgotten already")
-        store.db.execute(
-            """INSERT INTO forgotten (memory_id, project, category, normalized_hash, reason,
-                   forgotten_at) VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT (memory_id) DO UPDATE SET normalized_hash = excluded.normalized_hash,
-                   reason = excluded.reason, forgotten_at = excluded.forgotten_at,
-                   undone_at = NULL""",
-            [memory_id, project, category, digest, reason, now],
+    row = store.db.execute(
+        "SELECT id, project, scope, shareable, category, content, normalized_hash "
+        "FROM memories WHERE id = ?",
+        [memory_id],
+    ).fetchone()
+    if row is None:
+        raise not_found(memory_id, f"project {project!r}")
+    fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
+    check_owner(fields, project, doing="forget")
+    category, text, digest = row[4], row[5], row[6]
+    if str(digest).startswith(FORGOTTEN_PREFIX):
+        raise MemsdkError(
+            f"memory {memory_id} is forgotten already "
+            "(memsdk forget --vacuum scrubs what earlier forgets left in the file)"
         )
-        store.db.execute(
-            """UPDATE memories SET content = '', normalized_hash = ?, status = 'archived',
-                   archived_at = COALESCE(archived_at, ?), updated_at = ?, token_count = 0,
-                   note = NULL, pinned = 0, shareable = 0, scope = 'project'
-               WHERE id = ?""",
-            [f"{FORGOTTEN_PREFIX}{memory_id}", now, now, memory_id],
+    store.db.execute(
+        """INSERT INTO forgotten (memory_id, project, category, normalized_hash, reason,
+               forgotten_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (memory_id) DO UPDATE SET normalized_hash = excluded.normalized_hash,
+               reason = excluded.reason, forgotten_at = excluded.forgotten_at,
+               undone_at = NULL""",
+        [memory_id, project, category, digest, reason, now],
+    )
+    store.db.execute(
+        """UPDATE memories SET content = '', normalized_hash = ?, status = 'archived',
+               archived_at = COALESCE(archived_at, ?), updated_at = ?, token_count = 0,
+               note = NULL, pinned = 0, shareable = 0, scope = 'project'
+           WHERE id = ?""",
+        [f"{FORGOTTEN_PREFIX}{memory_id}", now, now, memory_id],
+    )
+    redacted = _add(
+        {
+            "reference_set_items": store.db.execute(
+                "UPDATE reference_set_items SET content = '', normalized_hash = ? WHERE memory_id = ?",
+                [f"{FORGOTTEN_PREFIX}{memory_id}", memory_id],
+            ).rowcount
+        },
+        redaction.redact(store, redaction.needles_for([text]) if text else []),
+    )
+    store.composites.drop_forgotten(memory_id)
+    if hasattr(store, "vectors"):  # the vector index, where it is installed
+        store.vectors.drop_vectors([memory_id])
+    also_in = [
+        r[0]
+        for r in store.db.execute(
+            "SELECT id FROM memories WHERE project = ? AND id != ? AND instr(content, ?) > 0 "
+            "ORDER BY id",
+            [project, memory_id, text],
         )
-        redacted = _redact_copies(store, memory_id, text)
-        store.composites.drop_forgotten(memory_id)
-        if hasattr(store, "vectors"):  # the vector index, where it is installed
-            store.vectors.drop_vectors([memory_id])
-        also_in = [
-            r[0]
-            for r in store.db.execute(
-                "SELECT id FROM memories WHERE project = ? AND id != ? AND instr(content, ?) > 0 "
-                "ORDER BY id",
-                [project, memory_id, text],
-            )
-        ]
+    ]
     return Forgotten(memory_id, project, category, reason, now, redacted, also_in)
+
+
+def _add(first: dict[str, int], second: dict[str, int]) -> dict[str, int]:
+    total = {k: v for k, v in first.items() if v}
+    for key, value in second.items():
+        total[key] = total.get(key, 0) + value
+    return total
+
+
+def _merge_word_index(store: Store) -> None:
+    """Merge the word index's segments so no deleted entry stays readable in the file.
+
+    SQLite 3.40's FTS5 has no 'secure-delete' option: a deleted row's terms
+    stay in the old segment until a merge; 'optimize' merges them all now
+    (with ``secure_delete`` on, the pages it frees are zeroed).
+    """
+    store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+
+
+def _checkpoint(store: Store) -> None:
+    """Copy the log into the file and empty it (best effort: a reader may hold it)."""
+    if not store.db.conn.in_transaction:
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def _compile(pattern: str) -> Any:
+    try:
+        return compile_pattern(pattern)
+    except ValueError as error:
+        raise MemsdkError(f"--secret {error}") from error
 
 
 def matching(store: Store, pattern: str, *, project: str | None = None) -> list[int]:
@@ -164,10 +227,7 @@ def matching(store: Store, pattern: str, *, project: str | None = None) -> list[
     The pattern is a regular expression in RE2's syntax, matched in linear
     time (``patterns.py``).
     """
-    try:
-        compiled = compile_pattern(pattern)
-    except ValueError as error:
-        raise MemsdkError(f"--secret {error}") from error
+    compiled = _compile(pattern)
     rows = store.db.execute(
         "SELECT id, content FROM memories WHERE project = ? AND normalized_hash NOT LIKE ? "
         "ORDER BY id",
@@ -219,67 +279,9 @@ def vacuum(store: Store) -> None:
         raise MemsdkError("vacuum cannot run inside a transaction")
     with _secure_delete(store):
         with store.atomic():  # merges the index's segments, dropping deleted entries
-            store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            _merge_word_index(store)
         store.db.execute("VACUUM")  # rewrites the file: no free page keeps old text
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # and the log is emptied
-
-
-def _redact_copies(store: Store, memory_id: int, text: str) -> dict[str, int]:
-    """Replace the text wherever it is quoted; count the rows changed per table."""
-    counts: dict[str, int] = {}
-
-    def add(table: str, changed: int) -> None:
-        if changed:
-            counts[table] = counts.get(table, 0) + changed
-
-    add(
-        "reference_set_items",
-        store.db.execute(
-            "UPDATE reference_set_items SET content = '', normalized_hash = ? WHERE memory_id = ?",
-            [f"{FORGOTTEN_PREFIX}{memory_id}", memory_id],
-        ).rowcount,
-    )
-    if not text:
-        return counts
-    for table, column in TEXT_COPIES:
-        add(
-            table,
-            store.db.execute(
-                f"UPDATE {table} SET {column} = replace({column}, ?, ?) "
-                f"WHERE instr({column}, ?) > 0",
-                [text, REDACTED, text],
-            ).rowcount,
-        )
-    needles = {json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
-    for table, column in JSON_COPIES:
-        where = " OR ".join(f"instr({column}, ?) > 0" for _ in needles)
-        rows = store.db.execute(
-            f"SELECT rowid, {column} FROM {table} WHERE {where}", list(needles)
-        ).fetchall()
-        for rowid, value in rows:
-            try:
-                document = json.loads(value)
-            except (TypeError, ValueError):
-                continue
-            cleaned = _scrub(document, text)
-            if cleaned != document:
-                store.db.execute(
-                    f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
-                    [json.dumps(cleaned, ensure_ascii=False, sort_keys=True), rowid],
-                )
-                add(table, 1)
-    return counts
-
-
-def _scrub(value: Any, text: str) -> Any:
-    """``value`` with ``text`` replaced in every string value (keys and shape kept)."""
-    if isinstance(value, str):
-        return value.replace(text, REDACTED) if text in value else value
-    if isinstance(value, list):
-        return [_scrub(item, text) for item in value]
-    if isinstance(value, dict):
-        return {key: _scrub(item, text) for key, item in value.items()}
-    return value
 
 
 @contextmanager
