@@ -37,7 +37,7 @@ import attrs
 
 from plugin_sdk.errors import CompositeError, NotFound
 from plugin_sdk.store.limits import check_id
-from plugin_sdk.store.visibility import readable
+from plugin_sdk.store.visibility import readable, readable_sql
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -80,13 +80,23 @@ class Composites:
             raise NotFound(f"no composite with id {composite_id} in project {self.store.project!r}")
         columns = [d[0] for d in self.db.execute("SELECT * FROM composites LIMIT 0").description]
         data = dict(zip(columns, row, strict=True))
+        # Only the members the project may read: the wall names nothing behind it.
         members = [
             r[0]
             for r in self.db.execute(
-                "SELECT member_memory_id FROM composite_members WHERE composite_id = ? ORDER BY position",
-                [composite_id],
+                f"""SELECT d.member_memory_id FROM composite_members d
+                    LEFT JOIN memories m ON m.id = d.member_memory_id
+                    WHERE d.composite_id = ? AND (m.id IS NULL OR {readable_sql("m")})
+                    ORDER BY d.position""",
+                [composite_id, self.store.project],
             )
         ]
+        layout = None if data["layout"] is None else json.loads(data["layout"])
+        if isinstance(layout, dict) and isinstance(layout.get("members"), list):
+            hidden = set(self._all_members(composite_id)) - set(members)
+            layout["members"] = [
+                e for e in layout["members"] if not (isinstance(e, dict) and e.get("id") in hidden)
+            ]
         return Composite(
             id=data["id"],
             type=data["type"],
@@ -95,23 +105,33 @@ class Composites:
             cursor=data["cursor"],
             cyclic=bool(data["cyclic"]),
             stale_since=data["stale_since"],
-            layout=None if data["layout"] is None else json.loads(data["layout"]),
+            layout=layout,
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )
 
     def by_head(self, memory_id: int) -> list[Composite]:
-        """Composites headed by a memory (the injection path)."""
+        """Composites headed by a memory the project may read (the injection path); else none.
+
+        A head behind the wall heads nothing here, as an id that does not exist.
+        """
         rows = self.db.execute(
-            "SELECT id FROM composites WHERE head_memory_id = ? ORDER BY id", [memory_id]
+            f"""SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
+                WHERE c.head_memory_id = ? AND {readable_sql("m")} ORDER BY c.id""",
+            [memory_id, self.store.project],
         )
         return [self.get(r[0]) for r in rows.fetchall()]
 
     def by_member(self, memory_id: int) -> list[Composite]:
-        """Composites a memory belongs to (the provenance path)."""
+        """Composites a memory belongs to whose head the project may read (the provenance path)."""
         rows = self.db.execute(
-            "SELECT composite_id FROM composite_members WHERE member_memory_id = ? ORDER BY composite_id",
-            [memory_id],
+            f"""SELECT d.composite_id FROM composite_members d
+                JOIN composites c ON c.id = d.composite_id
+                JOIN memories m ON m.id = c.head_memory_id
+                JOIN memories x ON x.id = d.member_memory_id
+                WHERE d.member_memory_id = ? AND {readable_sql("m")} AND {readable_sql("x")}
+                ORDER BY d.composite_id""",
+            [memory_id, self.store.project, self.store.project],
         )
         return [self.get(r[0]) for r in rows.fetchall()]
 
@@ -453,6 +473,12 @@ class Composites:
         current = self.get(composite_id)
         self.store.memories.own(current.head, doing="change the composites of")
         return current
+
+    def _all_members(self, composite_id: int) -> list[int]:
+        rows = self.db.execute(
+            "SELECT member_memory_id FROM composite_members WHERE composite_id = ?", [composite_id]
+        )
+        return [r[0] for r in rows.fetchall()]
 
     def _head_row(self, memory_id: int) -> dict[str, Any] | None:
         row = self.db.execute(

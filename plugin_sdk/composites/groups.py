@@ -13,7 +13,10 @@ A theme the ``map`` dreamer task built carries its sizes in its ``layout``
 (``{"map": {"level": 1, "groups": 12, "memories": 480}}``), kept current by
 that task, so annotating a group reads one row, not its subtree. The store
 keeps each ranked memory's annotation current (``toc_rank.note``, by
-triggers), so the injector reads it with the ranking.
+triggers), so the injector reads it with the ranking. That note is the
+owner's view, one per memory; another project reading a shared head gets
+its note computed at read time with the visibility rule
+(:data:`READER_NOTE_SQL`), never a count of members it cannot see.
 """
 
 from __future__ import annotations
@@ -36,19 +39,50 @@ NOUNS = {
 CHUNK = 500
 
 
-def notes(store: Store, heads: list[int]) -> dict[int, tuple[str, str]]:
-    """For each id that heads a composite with active members: (first type, words).
+# What another project's reader may see of a head: the same words, counting
+# only the active members that reader may read (one ``?``: the reader). The
+# map's recorded sizes count the owner's memories, so a reader elsewhere gets
+# the plain count of the group's members it may read.
+_READABLE = f"""(SELECT count(*) FROM composite_members d JOIN memories x
+    ON x.id = d.member_memory_id AND x.status = 'active'
+    WHERE d.composite_id = t.id AND {readable_sql("x")})"""
+READER_NOTE_SQL = f"""(SELECT group_concat(c.n || ' ' || CASE c.type
+        WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END
+        WHEN 'theme' THEN CASE c.n WHEN 1 THEN 'memory' ELSE 'memories' END
+        WHEN 'cause' THEN CASE c.n WHEN 1 THEN 'cause' ELSE 'causes' END
+        ELSE CASE c.n WHEN 1 THEN 'alternative' ELSE 'alternatives' END END, '; ')
+    FROM (SELECT t.id, t.type, {_READABLE} AS n FROM composites t
+          WHERE t.head_memory_id = {{head}}
+          ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1
+                   WHEN 'cause' THEN 2 ELSE 3 END, t.id) AS c
+    WHERE c.n > 0)"""
+READER_HEAD_SQL = f"""(SELECT t.type FROM composites t WHERE t.head_memory_id = {{head}}
+    AND {_READABLE} > 0
+    ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, t.id LIMIT 1)"""
 
-    ``words`` is what the block writes inside the id bracket (the same SQL
-    the store's ranking keeps for the memories it ranks).
+
+def notes(store: Store, heads: list[int], project: str | None = None) -> dict[int, tuple[str, str]]:
+    """For each id that heads a composite with members ``project`` may see: (first type, words).
+
+    ``words`` is what the block writes inside the id bracket: for a head of
+    ``project`` (default: the store's) the same SQL the store's ranking keeps
+    (``toc_rank.note``, one per memory); for another project's shared head,
+    computed now, counting only the members ``project`` may read
+    (:data:`READER_NOTE_SQL`), so the wall does not tell how many are behind it.
     """
+    project = project or store.project
     result: dict[int, tuple[str, str]] = {}
     for start in range(0, len(heads), CHUNK):
         part = heads[start : start + CHUNK]
         rows = store.db.execute(
-            f"""SELECT m.id, {HEAD_SQL.format(head="m.id")}, {NOTE_SQL.format(head="m.id")}
+            f"""SELECT m.id,
+                   CASE WHEN m.project = ? THEN {HEAD_SQL.format(head="m.id")}
+                        ELSE {READER_HEAD_SQL.format(head="m.id")} END,
+                   CASE WHEN m.project = ? THEN {NOTE_SQL.format(head="m.id")}
+                        ELSE {READER_NOTE_SQL.format(head="m.id")} END
                 FROM memories m WHERE m.id IN ({",".join("?" * len(part))})""",
-            part,
+            [project, project, project, project, *part],
         ).fetchall()
         result.update((head, (kind, note)) for head, kind, note in rows if note)
     return result
