@@ -7,13 +7,16 @@ a tie), with the host's model writing the merged text when there is one.
 A model that answers ``<keep-separate/>`` keeps the group apart. Intent
 memories are never merged by the dreamer: it files a proposal for a person
 instead. Merging across categories never happens: candidates come from
-the memory's own category only.
+the memory's own category only. Nor across projects: another project's shared
+memory (readable here, read-only) is never a source or a target.
 
 Near-duplicates whose values differ (numbers, versions, hosts, dates, quoted
-text) are never merged, with or without a
+text, and polarity: enabled/disabled, may/may not, ... see
+``value_conflicts.values``) are never merged, with or without a
 model: each is recorded as an open memory conflict with the group's target,
 and both memories stay active. Merged text from the model that drops one of
-the group's values is not used (the target keeps its own text). Values and
+the group's values, or flips a polarity (``polarity.flips``), is not used
+(the target keeps its own text). Values and
 conflict records come from ``plugin_sdk.retain`` (``value_conflicts``: the
 memory counterpart of the Retain Job's conflicts, which no front door
 exports).
@@ -35,7 +38,7 @@ from plugin_sdk.plugin import (
     dreamer_curate,
     hookimpl,
 )
-from plugin_sdk.retain import value_conflicts
+from plugin_sdk.retain import polarity, value_conflicts
 
 SIMILARITY = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -64,6 +67,7 @@ def near_duplicates(store: Store, memory: Memory, project: str) -> list[Memory]:
         hit.memory
         for hit in hits
         if hit.memory.id != memory.id
+        and hit.memory.project == project  # another project's shared memory is read-only here
         and similarity(memory.content, hit.memory.content) >= SIMILARITY
     ]
 
@@ -86,8 +90,12 @@ def _merged_text(store: Store, group: list[Memory]) -> tuple[bool, str | None]:
     if KEEP_SEPARATE in reply:
         return False, None
     text = str(reply.strip())
-    if not value_conflicts.values(group[0].content) <= value_conflicts.values(text):
-        return True, None  # the model's text lost a value: keep the target's own
+    own = group[0].content
+    kept = value_conflicts.values(own, polarity=False) <= value_conflicts.values(
+        text, polarity=False
+    )
+    if not kept or polarity.flips(own, text):
+        return True, None  # the model's text lost a value or flipped a meaning: keep the target's
     return True, text
 
 
@@ -102,7 +110,7 @@ def run(context: TaskContext) -> int:
     disputes: list[tuple[int, int]] = []
     claimed: set[int] = set()
     for memory in batch:
-        if memory.id in claimed:
+        if memory.id in claimed or memory.project != context.project:
             continue
         dupes = [m for m in near_duplicates(store, memory, context.project) if m.id not in claimed]
         if not dupes:

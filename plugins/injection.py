@@ -28,7 +28,9 @@ The renderer writes one line per memory, ``- [ID] text``; a memory that heads
 composites says what one expand of it shows inside its id bracket, where no
 stored text can reach: ``- [ID: 9 details] ...``, ``- [ID: 12 groups, 480
 memories] ...``, ``- [ID: 3 causes] ...``, ``- [ID: 4 alternatives] ...``.
-The opening tag advertises the expand budget the map is built for. Memory
+Another project's shared head says only what that project may see: its
+note counts the members the reader may read (``composites/groups.py``). The
+opening tag advertises the expand budget the map is built for. Memory
 text goes through the boundary (``entry``).
 """
 
@@ -40,6 +42,7 @@ from typing import Any
 
 from plugin_sdk.plugin import Candidate, CandidateRow, Ranked, Store, entry, hookimpl
 from plugin_sdk.store import driver
+from plugin_sdk.store.tables.toc import READER_HEAD_SQL, READER_NOTE_SQL
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -54,6 +57,14 @@ FETCH = 16  # rows read at a time from one tier of one category
 _COLUMNS = """r.memory_id AS memory_id, r.category, r.kind, r.importance, r.token_count, r.tokenizer,
     r.seen_count, r.last_seen_at, r.strength, r.tier, r.head, r.note, m.content,
     m.normalized_hash"""
+# Another project's shared rows: ``toc_rank``'s head and note are the owner's
+# view (members the reader may not see counted); these count what the reader
+# may read (two ``?``: the reader, twice).
+_SHARED_COLUMNS = _COLUMNS.replace(
+    "r.head, r.note",
+    f"""CASE WHEN r.head IS NULL THEN NULL ELSE {READER_HEAD_SQL.format(head="r.memory_id")} END,
+    CASE WHEN r.note IS NULL THEN NULL ELSE {READER_NOTE_SQL.format(head="r.memory_id")} END""",
+)
 _FROM = "toc_rank r JOIN memories m ON m.id = r.memory_id"
 _ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at DESC, r.memory_id"
 
@@ -112,8 +123,9 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
         shared = (
             sharing
             and db.execute(
-                f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
-                [number, project],
+                f"SELECT {_SHARED_COLUMNS} FROM {_FROM} "
+                "WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
+                [project, project, number, project],
             ).fetchall()
         )
         if shared:
@@ -143,9 +155,9 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
                     yield from own
                     continue
                 shared = stream(
-                    f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
+                    f"SELECT {_SHARED_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
                     f"AND r.category = ? AND r.project != ? ORDER BY {_ORDER}",
-                    [number, name, project],
+                    [project, project, number, name, project],
                 )
                 first = next(shared, None)
                 if first is None:  # the usual case: nothing shared from elsewhere

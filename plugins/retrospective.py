@@ -2,7 +2,9 @@
 
 It reads content memories of promotable categories that were seen at least
 ``RECURRING`` times. With the host's model, it asks (with the retrospective
-prompt built from the store's criteria) which of them deserve a rule; without
+prompt built from the store's criteria) which of them deserve a rule (a block
+in a category that is not an intent one, or a piece that does not parse,
+becomes a proposal to review by hand, with the reason); without
 one, each recurring fact becomes a proposal to promote it to the store's first
 intent category of the same pack. Either way the result is a proposal for a
 person: intent memories are never written by the dreamer itself.
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from plugin_sdk.plugin import (
+    Category,
     DreamerTask,
     Memory,
     Prompt,
@@ -48,14 +51,19 @@ def run(context: TaskContext) -> int:
         )
     )
     unreadable = None
+    refused: list[tuple[str, str]] = []  # (why, text) of what the model gave that is no rule
     if reply is not None:
         names = {c.name for c in intent}
         parsed = parse_tagged(reply, store.category_names())
         for fact in parsed.facts:
             if fact.category in names:
                 proposals.append((fact.category, fact.text, [m.id for m in batch], "the model"))
+            else:
+                refused.append((_not_a_rule(fact.category, categories), fact.text))
         if not parsed.facts and not parsed.empty and reply.strip():
             unreadable = reply  # kept for a person rather than dropped
+        elif parsed.facts:
+            refused += [(piece.reason, piece.text) for piece in parsed.malformed]
     else:
         for memory in batch:
             pack = next(c.pack for c in categories if c.name == memory.category)
@@ -70,6 +78,14 @@ def run(context: TaskContext) -> int:
                 evidence,
                 {"action": "write", "category": category, "content": text},
             )
+        for why, text in refused:
+            context.propose(
+                "memory_entry",
+                f"the model's retrospective reply gave a piece that is no standing rule ({why}); "
+                "review it by hand",
+                [m.id for m in batch],
+                {"action": "review", "reply": text},
+            )
         if unreadable is not None:
             context.propose(
                 "memory_entry",
@@ -79,6 +95,15 @@ def run(context: TaskContext) -> int:
             )
         context.save(batch[-1].id, len(batch))
     return len(batch)
+
+
+def _not_a_rule(category: str, categories: list[Category]) -> str:
+    """Why a block in ``category`` cannot be a proposed rule."""
+    intent = ", ".join(c.name for c in categories if c.kind == "intent") or "none"
+    known = next((c for c in categories if c.name == category), None)
+    if known is None:
+        return f"{category!r} is not a category of this store; its intent categories are {intent}"
+    return f"{category!r} is a {known.kind} category; a rule goes in an intent category: {intent}"
 
 
 @hookimpl

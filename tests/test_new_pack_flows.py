@@ -285,8 +285,8 @@ def test_retrospective_with_the_model_proposes_a_rule_in_the_new_intent_category
         '<facts category="HARBOUR_RULES">\n'
         "- Check the east gauge before any berthing at low water.\n"
         "</facts>\n"
-        '<facts category="TIDE_TABLES">\n- Not a rule category: ignored.\n</facts>\n'
-        '<facts category="OPS_RULES">\n- Unknown here: ignored.\n</facts>'
+        '<facts category="TIDE_TABLES">\n- Not a rule category.\n</facts>\n'
+        '<facts category="OPS_RULES">\n- Unknown here.\n</facts>'
     )
     [report] = Dreamer(store).run("retrospective")
     assert report.finished_pass and report.handled == 1
@@ -295,7 +295,7 @@ def test_retrospective_with_the_model_proposes_a_rule_in_the_new_intent_category
     assert prompt.system == dreamer_retrospective(store)
     assert f"[{first.id}] (TIDE_TABLES, seen 2x) {TIDE}" in prompt.messages[0]["content"]
     assert "Berth 4" not in prompt.messages[0]["content"]
-    [proposal] = pending(store)
+    proposal, content, unknown = pending(store)
     assert proposal.diff_type == "memory_entry"
     assert proposal.source == "dreamer:retrospective"
     assert proposal.diff == {
@@ -304,8 +304,29 @@ def test_retrospective_with_the_model_proposes_a_rule_in_the_new_intent_category
         "content": "Check the east gauge before any berthing at low water.",
     }
     assert proposal.evidence == [first.id]
+    # issue 25: the blocks that are no rule are kept for a person with the reason, never dropped
+    assert content.diff == {"action": "review", "reply": "Not a rule category."}
+    assert "'TIDE_TABLES' is a content category" in content.rationale
+    assert "HARBOUR_RULES" in content.rationale
+    assert unknown.diff == {"action": "review", "reply": "Unknown here."}
+    assert "'OPS_RULES' is not a category of this store" in unknown.rationale
+    assert report.error is None
     # a proposal only: no intent memory was written
     assert store.memories.list(kind="intent") == []
+
+
+def test_retrospective_keeps_prose_next_to_a_rule_for_review(store, model):
+    store.memories.write(TIDE, "TIDE_TABLES")
+    store.memories.write(TIDE, "TIDE_TABLES")
+    model.add(
+        "Here is what I found about the gauges.\n"
+        '<facts category="harbour_rules">\n- Check the east gauge first.\n</facts>'
+    )
+    Dreamer(store).run("retrospective")
+    rule, prose = pending(store)
+    assert rule.diff["category"] == "HARBOUR_RULES"  # the attribute matched in any case
+    assert prose.diff == {"action": "review", "reply": "Here is what I found about the gauges."}
+    assert "text outside any <facts> block" in prose.rationale
 
 
 def test_retrospective_without_a_model_proposes_promotion_within_the_pack(plain_store):

@@ -15,11 +15,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from plugin_sdk import NotFound, ReadOnlyMemory, Store, resolve_pack
 from plugin_sdk.cli import cli
-from plugin_sdk.composites import refsets
-from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.composites import groups, refsets
+from plugin_sdk.composites.fragment import fragment, reconstruct
 from plugin_sdk.errors import InvalidProposal
 from plugin_sdk.host.mcp_tools import call_tool, tool_specs
 from plugin_sdk.proposals.filing import propose
@@ -324,3 +326,95 @@ def test_mcp_matrix(world, tool, kind):
         assert result.text == f"{tool}: no memory with id {memory_id} in project 'home'"
     else:
         assert "shared from project 'away'" in result.text
+
+
+# Issue 25: what another project sees counts and names only what it may read.
+
+
+def test_a_shared_heads_annotation_counts_only_the_members_the_reader_may_see(world):
+    with Store(world["path"], project=AWAY) as away:
+        category = world["category"]
+        head = away.memories.write("Shared runbook head.", category, scope="global", shareable=True)
+        step = away.memories.write("Shared step.", category, scope="global", shareable=True)
+        hidden = away.memories.write("Private step.", category)
+        away.composites.create("sequence", head.id, [step.id, hidden.id])
+        assert f"[{head.id}: 2 details]" in inject(away, budget=4000).text  # the owner sees both
+    with home(world) as store:
+        text = inject(store, budget=4000).text
+        assert expand(store, head.id).shown == [step.id]
+        assert f"[{head.id}: 1 detail]" in text
+        assert groups.notes(store, [head.id])[head.id] == ("sequence", "1 detail")
+        [composite] = store.composites.by_head(head.id)
+        assert composite.members == [step.id]  # the private member is not named either
+        assert store.composites.by_member(hidden.id) == []
+
+
+def _error(args: list[str], world: dict[str, Any]) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [*args, "--db", str(world["path"]), "--project", HOME])
+    return result.exit_code, result.output
+
+
+def _api_error(call: Callable[[], Any]) -> tuple[str, str]:
+    try:
+        call()
+    except Exception as error:  # the class is what is compared
+        return type(error).__name__, str(error)
+    return "no error", ""
+
+
+ID_COMMANDS: dict[str, Callable[[int], list[str]]] = {
+    "memory get": lambda i: ["memory", "get", str(i)],
+    "expand": lambda i: ["expand", str(i)],
+    "composite show": lambda i: ["composite", "show", str(i)],
+    "composite reconstruct": lambda i: ["composite", "reconstruct", str(i)],
+    "composite list --head": lambda i: ["composite", "list", "--head", str(i)],
+    "composite list --member": lambda i: ["composite", "list", "--member", str(i)],
+    "composite freeze": lambda i: ["composite", "freeze", str(i)],
+    "composite fragment": lambda i: ["composite", "fragment", str(i)],
+    "memory update": lambda i: ["memory", "update", str(i), "--importance", "70"],
+    "memory archive": lambda i: ["memory", "archive", str(i)],
+    "memory merge": lambda i: ["memory", "merge", str(i), "--into", str(i)],
+    "forget": lambda i: ["forget", str(i)],
+    "entity link": lambda i: ["entity", "link", str(i), "svc:db"],
+    "queue show": lambda i: ["queue", "show", str(i)],
+}
+ID_CALLS: dict[str, Callable[[Store, int], Any]] = {
+    "memories.get": lambda s, i: s.memories.get(i),
+    "expand": lambda s, i: expand(s, i),
+    "composites.get": lambda s, i: s.composites.get(i),
+    "composites.by_head": lambda s, i: s.composites.by_head(i),
+    "composites.by_member": lambda s, i: s.composites.by_member(i),
+    "reconstruct": lambda s, i: reconstruct(s, i),
+    "fragment": lambda s, i: fragment(s, i),
+    "memories.update": lambda s, i: s.memories.update(i, importance=70),
+    "memories.forget": lambda s, i: s.memories.forget(i, reason="t"),
+    "memories.merge": lambda s, i: s.memories.merge([i], into=i),
+    "entities.of_memory": lambda s, i: s.entities.of_memory(i),
+}
+MISSING_ID = 99999
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_an_id_behind_the_wall_answers_exactly_as_a_missing_one(world, data):
+    # every id of away's the home project may not read: memories, a head, a member,
+    # composite and proposal ids of away's
+    walled = data.draw(st.sampled_from(["other", "away_composite", "away_set"]))
+    walled_id = world[walled]
+    command = data.draw(st.sampled_from(sorted(ID_COMMANDS)))
+    code, said = _error(ID_COMMANDS[command](walled_id), world)
+    missing_code, missing_said = _error(ID_COMMANDS[command](MISSING_ID), world)
+    assert (code, said.replace(str(walled_id), "N")) == (
+        missing_code,
+        missing_said.replace(str(MISSING_ID), "N"),
+    )
+    call = data.draw(st.sampled_from(sorted(ID_CALLS)))
+    with home(world) as store:
+        kind, message = _api_error(lambda: ID_CALLS[call](store, walled_id))
+        missing_kind, missing_message = _api_error(lambda: ID_CALLS[call](store, MISSING_ID))
+    assert (kind, message.replace(str(walled_id), "N")) == (
+        missing_kind,
+        missing_message.replace(str(MISSING_ID), "N"),
+    )

@@ -79,7 +79,14 @@ class Composites:
         head = None if data is None else self._head_row(data["head_memory_id"])
         if data is None or head is None or not readable(head, self.store.project):
             raise NotFound(f"no composite with id {composite_id} in project {self.store.project!r}")
-        members = self.rows.member_ids(composite_id)
+        # Only the members the project may read: the wall names nothing behind it.
+        members = self.rows.readable_member_ids(composite_id, self.store.project)
+        layout = None if data["layout"] is None else json.loads(data["layout"])
+        if isinstance(layout, dict) and isinstance(layout.get("members"), list):
+            hidden = set(self.rows.member_ids(composite_id)) - set(members)
+            layout["members"] = [
+                e for e in layout["members"] if not (isinstance(e, dict) and e.get("id") in hidden)
+            ]
         return Composite(
             id=data["id"],
             type=data["type"],
@@ -88,18 +95,23 @@ class Composites:
             cursor=data["cursor"],
             cyclic=bool(data["cyclic"]),
             stale_since=data["stale_since"],
-            layout=None if data["layout"] is None else json.loads(data["layout"]),
+            layout=layout,
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )
 
     def by_head(self, memory_id: int) -> list[Composite]:
-        """Composites headed by a memory (the injection path)."""
-        return [self.get(i) for i in self.rows.ids_headed_by(memory_id)]
+        """Composites headed by a memory the project may read (the injection path); else none.
+
+        A head behind the wall heads nothing here, as an id that does not exist.
+        """
+        ids = self.rows.readable_ids_headed_by(memory_id, self.store.project)
+        return [self.get(i) for i in ids]
 
     def by_member(self, memory_id: int) -> list[Composite]:
-        """Composites a memory belongs to (the provenance path)."""
-        return [self.get(i) for i in self.rows.ids_with_member(memory_id)]
+        """Composites a memory belongs to whose head the project may read (the provenance path)."""
+        ids = self.rows.readable_ids_with_member(memory_id, self.store.project)
+        return [self.get(i) for i in ids]
 
     def all(self, *, type: str | None = None) -> list[Composite]:
         """All composites of the store's project (by their head), oldest first."""

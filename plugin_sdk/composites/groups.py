@@ -13,7 +13,10 @@ A theme the ``map`` dreamer task built carries its sizes in its ``layout``
 (``{"map": {"level": 1, "groups": 12, "memories": 480}}``), kept current by
 that task, so annotating a group reads one row, not its subtree. The store
 keeps each ranked memory's annotation current (``toc_rank.note``, by
-triggers), so the injector reads it with the ranking.
+triggers), so the injector reads it with the ranking. That note is the
+owner's view, one per memory; another project reading a shared head gets
+its note computed at read time with the visibility rule
+(``READER_NOTE_SQL`` in ``store/tables/toc.py``), never a count of members it cannot see.
 """
 
 from __future__ import annotations
@@ -35,16 +38,20 @@ NOUNS = {
 CHUNK = 500
 
 
-def notes(store: Store, heads: list[int]) -> dict[int, tuple[str, str]]:
-    """For each id that heads a composite with active members: (first type, words).
+def notes(store: Store, heads: list[int], project: str | None = None) -> dict[int, tuple[str, str]]:
+    """For each id that heads a composite with members ``project`` may see: (first type, words).
 
-    ``words`` is what the block writes inside the id bracket (the same SQL
-    the store's ranking keeps for the memories it ranks).
+    ``words`` is what the block writes inside the id bracket: for a head of
+    ``project`` (default: the store's) the same SQL the store's ranking keeps
+    (``toc_rank.note``, one per memory); for another project's shared head,
+    computed now, counting only the members ``project`` may read
+    (``READER_NOTE_SQL`` in ``store/tables/toc.py``), so the wall does not tell how many are behind it.
     """
+    project = project or store.project
     result: dict[int, tuple[str, str]] = {}
     for start in range(0, len(heads), CHUNK):
         part = heads[start : start + CHUNK]
-        rows = store.tables.composites.notes(part)
+        rows = store.tables.composites.notes(part, project)
         result.update((head, (kind, note)) for head, kind, note in rows if kind and note)
     return result
 

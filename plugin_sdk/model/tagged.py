@@ -13,18 +13,23 @@ Models drift from it. The parser also reads the shapes they are known to
 drift to, so that a fact is never lost to formatting:
 
 - **tag-named blocks**: ``<NAME>`` … ``</NAME>`` (or ``<NAME>one fact</NAME>``
-  on one line) is a block of category ``NAME``;
+  on one line) is a block of category ``NAME``; a tag that names no category
+  and wraps shapes that read whole (headed lists, labelled bullets) is
+  formatting, read through;
 - **labelled bullets** outside any block: ``- [NAME] a fact``;
 - **headed lists**: a heading line naming a category (``## NAME``,
-  ``**NAME**``, ``NAME:``) followed by bullets; read only when the caller
-  passes ``categories`` (a heading is otherwise indistinguishable from prose);
+  ``**NAME**``, ``NAME:``) followed by bullets, up to a blank line before
+  prose or the next heading (any Markdown heading, or a line naming a
+  category); read only when the caller passes ``categories`` (a heading is
+  otherwise indistinguishable from prose);
 - **fenced lists**: a code fence whose info string names a category
   (`````NAME``) holds that category's bullets; any other fence is read
   through (its markers are formatting, its lines are parsed as usual);
 - **JSON**: a reply (or a fenced block) that is JSON, in any of the shapes of
   ``model/drift.py``.
 
-A name is matched against ``categories`` case-insensitively and written in the
+A name (a tag's, a heading's, a label's or a ``category`` attribute's) is
+matched against ``categories`` case-insensitively and written in the
 category's own spelling; a name that matches none is kept as written, so that
 admission quarantines it with the unknown category named.
 
@@ -72,6 +77,8 @@ _FENCE = re.compile(r"^\s*(?P<mark>```+|~~~+)\s*(?P<info>[^`\s]*)\s*$")
 _HEADING = re.compile(
     rf"^\s*(?:#{{1,6}}\s+)?(?:\*\*|__)?(?P<name>{_NAME})(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$"
 )
+
+_MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 
 Lines = list[tuple[int, str]]
 
@@ -124,9 +131,8 @@ class _Reader:
             if opening is not None:
                 flush_stray()
                 tag, category, under = opening
-                block = _Block(
-                    tag, category if tag == "facts" else self.names.canon(tag), number, under=under
-                )
+                name = category if tag == "facts" else tag
+                block = _Block(tag, self.names.canon(name) if name else "", number, under=under)
                 continue
             inline = _TAG_INLINE.match(line)
             labelled = _LABELLED.match(line)
@@ -163,6 +169,13 @@ class _Reader:
             )
 
     def _close(self, block: _Block) -> None:
+        if block.tag != "facts" and not self.names.known(block.tag):
+            inner = _Reader(self.names)
+            inner.read(block.lines)
+            if inner.facts and not inner.malformed:  # a wrapper around headed lists and the like
+                self.facts += inner.facts
+                self.empty = self.empty or inner.empty
+                return
         if block.category:
             self._add(block.category, block.lines, block.under)
         else:
@@ -196,7 +209,7 @@ class _Reader:
         return index
 
     def _headed(self, lines: Lines, index: int, category: str) -> int:
-        """Bullets under a category heading, up to prose after a blank line."""
+        """Bullets under a category heading, up to prose after a blank line or the next heading."""
         taken: Lines = []
         blank = False
         while index < len(lines):
@@ -206,6 +219,10 @@ class _Reader:
             elif _BULLET.match(line) or (not blank and taken) or line[:1].isspace():
                 if _opening(line) or _FENCE.match(line) or _LABELLED.match(line):
                     break
+                if self._heading(line) or _NONE.match(line) or _TAG_INLINE.match(line):
+                    break
+                if _TAG_CLOSE.match(line) or _CLOSE.match(line):
+                    break
                 taken.append((number, line))
                 blank = False
             else:
@@ -213,6 +230,13 @@ class _Reader:
             index += 1
         self._add(category, taken)
         return index
+
+    def _heading(self, line: str) -> bool:
+        """Whether ``line`` is a heading: a Markdown one, or one naming a category."""
+        heading = _HEADING.match(line)
+        return bool(
+            _MARKDOWN_HEADING.match(line) or (heading and self.names.known(heading["name"]))
+        )
 
     def _json(self, data: object, line: int) -> None:
         facts, malformed, empty = from_json(data, line, self.names)

@@ -11,8 +11,9 @@ dismisses it (``memsdk triage conflicts``).
 is a merge that loses it): every token with a digit (numbers, versions, dates,
 times, sizes, ports, IP addresses, ids such as ``db-2``), host and dotted
 names (``db.internal.example``), URLs and paths, ``key=value`` right-hand
-sides, and quoted or back-ticked text. Values compare after case folding and
-without trailing punctuation.
+sides, quoted or back-ticked text, and the text's polarity (``polarity.py``:
+``enabled`` against ``disabled``, ``may`` against ``may not``, counted).
+Values compare after case folding and without trailing punctuation.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import NotFound, WrongStatus
+from plugin_sdk.retain.polarity import marks
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -37,8 +39,8 @@ _DOTTED = re.compile(r"^[\w-]+(\.[\w-]+)+$")
 _TRAILING = re.compile(r"[.,;:!?)\]]+$")
 
 
-def values(text: str) -> frozenset[str]:
-    """The values a text carries (see the module docstring)."""
+def values(text: str, *, polarity: bool = True) -> frozenset[str]:
+    """The values a text carries (see the module docstring); ``polarity=False``: without marks."""
     found: set[str] = set()
     for match in _QUOTED.finditer(text):
         found.add(_clean(next(group for group in match.groups() if group)))
@@ -48,7 +50,8 @@ def values(text: str) -> frozenset[str]:
         token = _clean(token)
         if _DIGIT.search(token) or _DOTTED.match(token) or "/" in token:
             found.add(token)
-    return frozenset(value for value in found if value)
+    found = {value for value in found if value}
+    return frozenset(found | marks(text) if polarity else found)
 
 
 def differ(texts: Iterable[str]) -> bool:

@@ -240,14 +240,14 @@ def inject(
         return _with_recall(store, project, budget, session, message, recall_budget)
     project = project or store.project
     ranked = _ranked(store, project)
-    packer = _Packer(store, budget)
+    packer = _Packer(store, budget, project)
     examined = packer.pack(ranked)
     text, tokens = _render(store, packer.chosen)
     if _worth_refilling(packer, tokens):
         # The estimates ran high: pack again for a budget larger by what they
         # overshot, and keep that block if it fits (one more count).
         again = _ranked(store, project)
-        second = _Packer(store, budget + packer.used - tokens)
+        second = _Packer(store, budget + packer.used - tokens, project)
         examined_again = second.pack(again)
         text_again, tokens_again = _render(store, second.chosen)
         if tokens < tokens_again <= budget:
@@ -350,8 +350,9 @@ def _worth_refilling(packer: _Packer, tokens: int) -> bool:
 class _Packer:
     """Greedy packing by estimated cost, in rank order, skipping what does not fit."""
 
-    def __init__(self, store: Store, budget: int) -> None:
+    def __init__(self, store: Store, budget: int, project: str | None = None) -> None:
         self.store = store
+        self.project = project or store.project
         self.budget = budget
         self.used = FRAME_OVERHEAD
         self.chosen: list[Candidate] = []
@@ -404,7 +405,9 @@ class _Packer:
     def _annotate_others(self) -> None:
         # Candidates from a plugin come without annotations: read them for
         # the chosen; one that no longer fits drops the lowest-ranked.
-        found_notes = notes(self.store, [c.memory_id for c in self.chosen if not c.annotation])
+        found_notes = notes(
+            self.store, [c.memory_id for c in self.chosen if not c.annotation], self.project
+        )
         for index, candidate in enumerate(self.chosen):
             found = found_notes.get(candidate.memory_id)
             if found is not None and not candidate.annotation:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL
+from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL, READER_HEAD_SQL, READER_NOTE_SQL
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -21,13 +21,60 @@ class CompositeReads:
 
     db: StoreDatabase
 
-    def notes(self, heads: list[int]) -> list[tuple[int, str | None, str | None]]:
-        """``(id, first type, words)`` for each of ``heads`` (the annotation the block writes)."""
+    def notes(self, heads: list[int], project: str) -> list[tuple[int, str | None, str | None]]:
+        """``(id, first type, words)`` for each of ``heads``: the annotation the block writes.
+
+        For a head of ``project`` the SQL the ranking keeps (``toc_rank.note``);
+        for another project's shared head, counting only what ``project`` may read.
+        """
         return self.db.execute(
-            f"""SELECT m.id, {HEAD_SQL.format(head="m.id")}, {NOTE_SQL.format(head="m.id")}
+            f"""SELECT m.id,
+                   CASE WHEN m.project = ? THEN {HEAD_SQL.format(head="m.id")}
+                        ELSE {READER_HEAD_SQL.format(head="m.id")} END,
+                   CASE WHEN m.project = ? THEN {NOTE_SQL.format(head="m.id")}
+                        ELSE {READER_NOTE_SQL.format(head="m.id")} END
                 FROM memories m WHERE m.id IN ({",".join("?" * len(heads))})""",
-            heads,
+            [project, project, project, project, *heads],
         ).fetchall()
+
+    def readable_member_ids(self, composite_id: int, project: str) -> list[int]:
+        """The members of a composite ``project`` may read (or already gone), by position."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                f"""SELECT d.member_memory_id FROM composite_members d
+                    LEFT JOIN memories m ON m.id = d.member_memory_id
+                    WHERE d.composite_id = ? AND (m.id IS NULL OR {readable_sql("m")})
+                    ORDER BY d.position""",
+                [composite_id, project],
+            )
+        ]
+
+    def readable_ids_headed_by(self, memory_id: int, project: str) -> list[int]:
+        """Composites headed by ``memory_id`` when ``project`` may read it, oldest first."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                f"""SELECT c.id FROM composites c JOIN memories m ON m.id = c.head_memory_id
+                    WHERE c.head_memory_id = ? AND {readable_sql("m")} ORDER BY c.id""",
+                [memory_id, project],
+            )
+        ]
+
+    def readable_ids_with_member(self, memory_id: int, project: str) -> list[int]:
+        """Composites ``memory_id`` belongs to when ``project`` may read it and their head."""
+        return [
+            r[0]
+            for r in self.db.execute(
+                f"""SELECT d.composite_id FROM composite_members d
+                    JOIN composites c ON c.id = d.composite_id
+                    JOIN memories m ON m.id = c.head_memory_id
+                    JOIN memories x ON x.id = d.member_memory_id
+                    WHERE d.member_memory_id = ? AND {readable_sql("m")} AND {readable_sql("x")}
+                    ORDER BY d.composite_id""",
+                [memory_id, project, project],
+            )
+        ]
 
     def types_headed_by(self, head: int) -> dict[int, str]:
         """Composite id -> type, for the composites ``head`` heads, oldest first."""

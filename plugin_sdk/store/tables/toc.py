@@ -8,6 +8,8 @@ new migration that replaces the view).
 
 from __future__ import annotations
 
+from plugin_sdk.store.visibility import readable_sql
+
 # What one expand of a memory shows, as the block writes it inside the id
 # bracket: per composite it heads with active members, in type order,
 # "9 details", "12 groups, 480 memories" (a group of the map: its sizes as
@@ -38,5 +40,28 @@ NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
 HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
     AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
                 ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
+    ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
+             ELSE 3 END, t.id LIMIT 1)"""
+
+
+# What another project's reader may see of a head: the same words, counting
+# only the active members that reader may read (one ``?``: the reader). The
+# map's recorded sizes count the owner's memories, so a reader elsewhere gets
+# the plain count of the group's members it may read.
+_READABLE = f"""(SELECT count(*) FROM composite_members d JOIN memories x
+    ON x.id = d.member_memory_id AND x.status = 'active'
+    WHERE d.composite_id = t.id AND {readable_sql("x")})"""
+READER_NOTE_SQL = f"""(SELECT group_concat(c.n || ' ' || CASE c.type
+        WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END
+        WHEN 'theme' THEN CASE c.n WHEN 1 THEN 'memory' ELSE 'memories' END
+        WHEN 'cause' THEN CASE c.n WHEN 1 THEN 'cause' ELSE 'causes' END
+        ELSE CASE c.n WHEN 1 THEN 'alternative' ELSE 'alternatives' END END, '; ')
+    FROM (SELECT t.id, t.type, {_READABLE} AS n FROM composites t
+          WHERE t.head_memory_id = {{head}}
+          ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1
+                   WHEN 'cause' THEN 2 ELSE 3 END, t.id) AS c
+    WHERE c.n > 0)"""
+READER_HEAD_SQL = f"""(SELECT t.type FROM composites t WHERE t.head_memory_id = {{head}}
+    AND {_READABLE} > 0
     ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
              ELSE 3 END, t.id LIMIT 1)"""
