@@ -39,6 +39,7 @@ from plugin_sdk.plugin import (
     hookimpl,
 )
 from plugin_sdk.retain import polarity, value_conflicts
+from plugin_sdk.store.search import neardup as curate_index
 
 SIMILARITY = 0.8
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -56,19 +57,19 @@ def similarity(a: str, b: str) -> float:
 
 
 def near_duplicates(store: Store, memory: Memory, project: str) -> list[Memory]:
-    terms = sorted(words(memory.content), key=lambda w: (-len(w), w))[:16]
-    if not terms:
-        return []
-    query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    hits = store.memories.search(
-        query, project=project, category=memory.category, limit=20, raw=True
-    )
+    """Active memories of ``project`` and the memory's category at ``SIMILARITY`` or more.
+
+    Candidates come from the MinHash index (``plugin_sdk/store/search/neardup.py``), refreshed by
+    :func:`run` before a batch; each is then checked exactly.
+    """
+    ws = words(memory.content)
     return [
-        hit.memory
-        for hit in hits
-        if hit.memory.id != memory.id
-        and hit.memory.project == project  # another project's shared memory is read-only here
-        and similarity(memory.content, hit.memory.content) >= SIMILARITY
+        other
+        for other in curate_index.candidates(store, memory, ws, SIMILARITY)
+        if other.status == "active"
+        and other.project == project  # another project's shared memory is read-only here
+        and other.category == memory.category
+        and similarity(memory.content, other.content) >= SIMILARITY
     ]
 
 
@@ -106,6 +107,7 @@ def run(context: TaskContext) -> int:
     )
     if not batch:
         return 0
+    curate_index.refresh(store, words)  # what was written or changed since the last batch
     plans = []  # decided before the transaction: a model call must not hold the write lock
     disputes: list[tuple[int, int]] = []
     claimed: set[int] = set()

@@ -1203,3 +1203,38 @@ def m022_write_batches(db: Database) -> None:
         DROP TABLE m022_groups;
         """
     )
+
+
+@step
+def m026_neardup_index(db: Database) -> None:
+    db.executescript(
+        """
+        -- Curate's candidate index (docs/composites.md, "Near-duplicates"):
+        -- MinHash bands over each memory's word set, one row per band, the
+        -- bucket a 63-bit hash of (project, category, band, the band's
+        -- minimums); size is the word-set size (a Jaccard of 0.8 needs sizes
+        -- within 0.8x..1.25x). Integers only: no stored text.
+        CREATE TABLE neardup_bands (
+            bucket INTEGER NOT NULL,
+            memory_id INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            PRIMARY KEY (bucket, memory_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX neardup_bands_memory ON neardup_bands (memory_id);
+        -- Memories written or changed since their bands were last computed:
+        -- filled by triggers as memories are written, emptied by curate.
+        CREATE TABLE neardup_dirty (memory_id INTEGER PRIMARY KEY);
+        CREATE TRIGGER neardup_insert AFTER INSERT ON memories BEGIN
+            INSERT OR IGNORE INTO neardup_dirty (memory_id) VALUES (NEW.id);
+        END;
+        CREATE TRIGGER neardup_update AFTER UPDATE OF content, category, status, project
+            ON memories BEGIN
+            INSERT OR IGNORE INTO neardup_dirty (memory_id) VALUES (NEW.id);
+        END;
+        CREATE TRIGGER neardup_delete AFTER DELETE ON memories BEGIN
+            DELETE FROM neardup_bands WHERE memory_id = OLD.id;
+            DELETE FROM neardup_dirty WHERE memory_id = OLD.id;
+        END;
+        INSERT INTO neardup_dirty (memory_id) SELECT id FROM memories;
+        """
+    )

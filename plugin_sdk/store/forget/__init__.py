@@ -178,6 +178,7 @@ def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forg
         redaction.redact(store, redaction.needles_for([text]) if text else []),
     )
     store.composites.drop_forgotten(memory_id)
+    store.tables.neardup.drop([memory_id])  # curate's bands of the forgotten text
     if hasattr(store, "vectors"):  # the vector index, where it is installed
         store.vectors.drop_vectors([memory_id])
     also_in = [

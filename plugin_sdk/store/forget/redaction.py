@@ -88,6 +88,10 @@ NOT_STORED_TEXT: dict[str, tuple[str, ...]] = {
     "transcript_imports": ("*",),  # paths, cursors and hashes of transcripts
     "forgotten": ("*",),  # tombstones: hash and the reason a person gave, never the text
     "insert_triggers_paused": ("*",),
+    # curate's MinHash bands: integer hashes of word sets, ids and word counts, never
+    # text; forget drops the forgotten memory's rows (store/tables/neardup.py)
+    "neardup_bands": ("*",),
+    "neardup_dirty": ("*",),
     "vector_changes": ("*",),
     "read_records": ("*",),  # counts of what reads recorded late or dropped, per kind
     "hook_notices": ("session_id", "project", "at"),  # the notice itself is redacted

@@ -185,6 +185,20 @@ CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
         SELECT RAISE(ABORT, 'memsdk: category is not an active category of this store');
 END;
 
+CREATE TRIGGER neardup_insert AFTER INSERT ON memories BEGIN
+    INSERT OR IGNORE INTO neardup_dirty (memory_id) VALUES (NEW.id);
+END;
+
+CREATE TRIGGER neardup_update AFTER UPDATE OF content, category, status, project
+    ON memories BEGIN
+    INSERT OR IGNORE INTO neardup_dirty (memory_id) VALUES (NEW.id);
+END;
+
+CREATE TRIGGER neardup_delete AFTER DELETE ON memories BEGIN
+    DELETE FROM neardup_bands WHERE memory_id = OLD.id;
+    DELETE FROM neardup_dirty WHERE memory_id = OLD.id;
+END;
+
 -- owner: plugin_sdk/store/tables/sessions.py
 -- Per session: project and the hash of the prompt surface it was given.
 CREATE TABLE session_meta (
@@ -880,6 +894,21 @@ CREATE TABLE read_records (
     dropped INTEGER NOT NULL DEFAULT 0,
     updated_at TEXT NOT NULL
 );
+
+-- owner: plugin_sdk/store/tables/neardup.py
+-- Curate's MinHash/LSH index: one row per memory and band (bucket hash, memory id, word count); integers only.
+CREATE TABLE neardup_bands (
+    bucket INTEGER NOT NULL,
+    memory_id INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (bucket, memory_id)
+) WITHOUT ROWID;
+
+CREATE INDEX neardup_bands_memory ON neardup_bands (memory_id);
+
+-- owner: plugin_sdk/store/tables/neardup.py
+-- Memories written or changed since their bands were computed (filled by triggers on memories, emptied by curate).
+CREATE TABLE neardup_dirty (memory_id INTEGER PRIMARY KEY);
 
 -- owner: plugin_sdk/store/migrate.py
 -- The applied migration steps (sqlite-utils' table).

@@ -17,6 +17,7 @@ from plugin_sdk.store.tables.composites import CompositeRows
 from plugin_sdk.store.tables.entities import EntityRows
 from plugin_sdk.store.tables.facts import FactRows
 from plugin_sdk.store.tables.memories import MemoryRows
+from plugin_sdk.store.tables.neardup import NeardupRows
 from plugin_sdk.store.tables.observations import ObservationRows
 from plugin_sdk.store.tables.packs import PackRows
 from plugin_sdk.store.tables.proposals import ProposalRows
@@ -106,3 +107,8 @@ class Tables:
     def vectors(self) -> VectorRows:
         """memory_vectors, vector_state, vector_changes."""
         return VectorRows(self._store)
+
+    @cached_property
+    def neardup(self) -> NeardupRows:
+        """neardup_bands, neardup_dirty."""
+        return NeardupRows(self._store)

@@ -1,0 +1,107 @@
+"""Curate's candidates: MinHash with locality-sensitive hashing over word sets.
+
+Curate's near-duplicates (``plugins/curate.py``) are pairs whose word sets (``curate.words``) have a Jaccard
+similarity of at least 0.8. Checking every pair is quadratic, and a ranked
+search per memory costs ~30 ms; instead each memory gets a MinHash signature
+of ``BANDS * ROWS`` minimums (Broder 1997), cut into ``BANDS`` bands of
+``ROWS`` values (Leskovec, Rajaraman, Ullman, *Mining of Massive Datasets*,
+ch. 3.4). Two memories become candidates when any band is equal. For a pair
+of Jaccard similarity ``s`` that happens with probability
+``1 - (1 - s**ROWS) ** BANDS``: with 32 bands of 4 rows, at s = 0.8 it
+misses with probability at most (1 - 0.8**4)**32 < 5e-8 (the recall bound),
+while a pair at s = 0.3 becomes a candidate with probability 0.23 and one at
+s = 0.1 with 0.003. Candidates are then checked exactly
+(``curate.similarity``), so the definition is unchanged and only a missed
+pair (probability < 5e-8 each) could differ from an exhaustive comparison.
+
+A band's bucket hashes project and category too, so candidates never cross
+either. Word counts filter further without loss: Jaccard >= t needs the
+smaller set to hold at least t of the larger.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import struct
+from collections.abc import Callable
+from fractions import Fraction
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from plugin_sdk.store.models import Memory
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
+
+BANDS = 32
+ROWS = 4
+_PERMUTATIONS = struct.Struct(f"<{BANDS * ROWS}I")
+_BUCKET = struct.Struct(f"<{ROWS}I")
+REFRESH_BATCH = 2000
+
+
+@lru_cache(maxsize=1 << 17)
+def _hashes(word: str) -> tuple[int, ...]:
+    """``BANDS * ROWS`` independent 32-bit hashes of one word (SHAKE-128's output cut up)."""
+    return _PERMUTATIONS.unpack(hashlib.shake_128(word.encode()).digest(_PERMUTATIONS.size))
+
+
+def signature(words: set[str]) -> list[int]:
+    """The MinHash signature of a non-empty word set."""
+    return [min(column) for column in zip(*map(_hashes, words), strict=True)]
+
+
+def buckets(project: str, category: str, words: set[str]) -> list[int]:
+    """The set's ``BANDS`` bucket keys (signed 63-bit), one per band."""
+    sig = signature(words)
+    scope = f"{project}\0{category}\0".encode()
+    return [
+        int.from_bytes(
+            hashlib.blake2b(
+                scope
+                + band.to_bytes(1, "little")
+                + _BUCKET.pack(*sig[band * ROWS : (band + 1) * ROWS]),
+                digest_size=8,
+            ).digest(),
+            "little",
+            signed=True,
+        )
+        for band in range(BANDS)
+    ]
+
+
+def size_range(size: int, similarity: float) -> tuple[int, int]:
+    """Word counts a set of ``size`` words can reach ``similarity`` with (exact arithmetic)."""
+    t = Fraction(str(similarity))
+    return math.ceil(size * t), math.floor(size / t)
+
+
+def refresh(store: Store, words: Callable[[str], set[str]]) -> int:
+    """Compute the bands of every queued memory (written or changed since); how many."""
+    done = 0
+    while rows := store.tables.neardup.dirty(REFRESH_BATCH):
+        bands: list[tuple[int, int, int]] = []
+        for row in rows:
+            ws = words(row["content"] or "") if row["status"] == "active" else set()
+            if ws:
+                bands += [
+                    (b, row["id"], len(ws)) for b in buckets(row["project"], row["category"], ws)
+                ]
+        with store.atomic():
+            store.tables.neardup.replace([row["id"] for row in rows], bands)
+        done += len(rows)
+    return done
+
+
+def candidates(store: Store, memory: Memory, ws: set[str], similarity: float) -> list[Memory]:
+    """Memories that share a band with ``memory`` (word set ``ws``; itself excluded) and
+    have a word count that can reach ``similarity``; not yet checked."""
+    if not ws:
+        return []
+    low, high = size_range(len(ws), similarity)
+    ids = store.tables.neardup.candidates(buckets(memory.project, memory.category, ws), low, high)
+    ids = [i for i in ids if i != memory.id]
+    if not ids:
+        return []
+    return [Memory.from_row(row) for row in store.tables.neardup.memories(ids)]
