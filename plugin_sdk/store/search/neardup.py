@@ -54,9 +54,14 @@ def signature(words: set[str]) -> list[int]:
 
 def buckets(project: str, category: str, words: set[str]) -> list[int]:
     """The set's ``BANDS`` bucket keys (signed 63-bit), one per band."""
-    sig = signature(words)
+    return list(_buckets(project, category, tuple(sorted(words))))
+
+
+@lru_cache(maxsize=1 << 15)  # refresh computes them, the query right after reuses them
+def _buckets(project: str, category: str, words: tuple[str, ...]) -> tuple[int, ...]:
+    sig = signature(set(words))
     scope = f"{project}\0{category}\0".encode()
-    return [
+    return tuple(
         int.from_bytes(
             hashlib.blake2b(
                 scope
@@ -68,7 +73,7 @@ def buckets(project: str, category: str, words: set[str]) -> list[int]:
             signed=True,
         )
         for band in range(BANDS)
-    ]
+    )
 
 
 def size_range(size: int, similarity: float) -> tuple[int, int]:
