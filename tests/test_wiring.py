@@ -32,7 +32,9 @@ def area_imports_of(function: object) -> list[str]:
 
 def test_each_facade_is_an_explicit_property_and_its_upward_import_is_declared() -> None:
     facades = {
-        name: value.func for name, value in vars(Store).items() if isinstance(value, cached_property)
+        name: value.func
+        for name, value in vars(Store).items()
+        if isinstance(value, cached_property)
     }
     assert set(facades) == {"criteria", "packs", "composites", "entities", "relations", "vectors"}
     contract = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
@@ -65,3 +67,36 @@ def test_a_plugin_still_attaches_its_own_facade_and_cannot_take_a_builtin_name()
             assert store.wiring_probe is store.wiring_probe  # type: ignore[attr-defined]
     finally:
         del connection.FACADES["wiring_probe"]
+
+
+@pytest.mark.parametrize("door", ["plugin_sdk", "plugin_sdk.plugin"])
+def test_each_front_door_writes_each_public_name_once(door: str) -> None:
+    import importlib
+
+    module = importlib.import_module(door)
+    source = Path(module.__file__ or "").read_text()
+    code = source[source.index('"""', 3) + 3 :]  # after the docstring
+    assert "_EXPORTS" not in code and "__all__ =" not in code
+    bound = [
+        alias.asname or alias.name
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.ImportFrom) and node.module and node.module != "__future__"
+        for alias in node.names
+        if alias.name not in ("TYPE_CHECKING", "exports")
+    ]
+    assert len(bound) == len(set(bound)) and bound == module.__all__
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+
+
+def test_the_plugin_front_door_exports_every_hook_record() -> None:
+    import plugin_sdk.plugin
+    from plugin_sdk.plugin import records
+
+    defined = {
+        name
+        for name, value in vars(records).items()
+        if isinstance(value, type) and value.__module__ == records.__name__
+    }
+    assert "Embeddings" in defined
+    assert defined <= set(plugin_sdk.plugin.__all__)
