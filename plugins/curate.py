@@ -28,7 +28,7 @@ import contextlib
 import re
 from collections.abc import Callable
 
-from plugin_sdk import DuplicateMemory
+from plugin_sdk.errors import DuplicateMemory
 from plugin_sdk.plugin import (
     DreamerTask,
     Memory,

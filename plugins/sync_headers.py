@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from plugin_sdk import DuplicateMemory
+from plugin_sdk.errors import DuplicateMemory
 from plugin_sdk.plugin import DreamerTask, Memory, Prompt, Store, TaskContext, hookimpl
 
 

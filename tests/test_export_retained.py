@@ -14,7 +14,8 @@ from random import Random
 
 import pytest
 
-from plugin_sdk import InvalidExport, Store, resolve_pack
+from plugin_sdk import Store, resolve_pack
+from plugin_sdk.errors import InvalidExport
 from plugin_sdk.host import portable
 from plugin_sdk.retain import value_conflicts
 from plugin_sdk.retain.job import retain

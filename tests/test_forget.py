@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from plugin_sdk import ForgottenText, NotFound, Store, resolve_pack
+from plugin_sdk import NotFound, Store, resolve_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.composites import refsets
 from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.errors import ForgottenText
 from plugin_sdk.host.mcp_tools import call_tool, tool_specs
 from plugin_sdk.proposals.filing import propose
 from plugin_sdk.retain.job import retain

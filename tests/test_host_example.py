@@ -19,7 +19,6 @@ from plugin_sdk_plugins.injection import OPEN_TAG
 from plugin_sdk import (
     HostModel,
     NoModel,
-    PackConflict,
     PackError,
     Prompt,
     Store,
@@ -29,7 +28,7 @@ from plugin_sdk import (
     open_store,
     run_historian,
 )
-from plugin_sdk.errors import ModelConflict, StoreError
+from plugin_sdk.errors import ModelConflict, PackConflict, StoreError
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document
 
 ROOT = Path(__file__).resolve().parent.parent

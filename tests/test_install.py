@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_sdk import (
-    MigrationRequired,
-    PackConflict,
-    UnknownCategory,
-    resolve_pack,
-    validate_pack,
-)
+from plugin_sdk import UnknownCategory, resolve_pack, validate_pack
+from plugin_sdk.errors import MigrationRequired, PackConflict
 from plugin_sdk.packs.criteria import Criteria
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_sdk import DuplicateMemory, MemsdkError, NotFound, UnknownCategory
-from plugin_sdk.errors import InvalidMemory
+from plugin_sdk import MemsdkError, NotFound, UnknownCategory
+from plugin_sdk.errors import DuplicateMemory, InvalidMemory
 from plugin_sdk.store import driver
 from plugin_sdk.store.normalize import normalized_hash
 

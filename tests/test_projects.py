@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from plugin_sdk import EmptyProject, NoStore, ProjectConflict, Store
+from plugin_sdk import Store
 from plugin_sdk.cli import cli
+from plugin_sdk.errors import EmptyProject, NoStore, ProjectConflict
 from plugin_sdk.host import portable, projects
 from plugin_sdk.host.demo import run_demo
 from plugin_sdk.store.doctor import doctor
@@ -202,7 +203,7 @@ def test_backup_during_concurrent_writes_passes_doctor(demo_db: Path, tmp_path: 
 
 
 def test_a_forgotten_memory_travels_as_its_tombstone(demo_db: Path, tmp_path: Path) -> None:
-    from plugin_sdk import ForgottenText
+    from plugin_sdk.errors import ForgottenText
 
     db = copy_of(demo_db, tmp_path)
     with Store(db, project="demo") as store:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from plugin_sdk import Pack, PackConflict, Store
+from plugin_sdk import Pack, Store
+from plugin_sdk.errors import PackConflict
 from plugin_sdk.store import driver
 from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager
 

@@ -18,11 +18,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plugin_sdk import NotFound, ReadOnlyMemory, Store, resolve_pack
+from plugin_sdk import NotFound, Store, resolve_pack
 from plugin_sdk.cli import cli
 from plugin_sdk.composites import groups, refsets
 from plugin_sdk.composites.fragment import fragment, reconstruct
-from plugin_sdk.errors import InvalidProposal
+from plugin_sdk.errors import InvalidProposal, ReadOnlyMemory
 from plugin_sdk.host.mcp_tools import call_tool, tool_specs
 from plugin_sdk.proposals.filing import propose
 from plugin_sdk.stages.inject import expand, inject

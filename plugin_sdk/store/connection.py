@@ -20,6 +20,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,24 +53,16 @@ if TYPE_CHECKING:
     from plugin_sdk.packs.install import Packs
     from plugin_sdk.vectors.index import Vectors
 
-#: The facades areas attach to a store: attribute -> ``"module:Class"``. Each
-#: is built on first use from the area's module, which the store never imports
-#: itself (the store is the bottom layer). An area or a plugin may add one with
-#: :func:`attach`.
-FACADES: dict[str, str] = {
-    "criteria": "plugin_sdk.packs.criteria:Criteria",
-    "packs": "plugin_sdk.packs.install:Packs",
-    "composites": "plugin_sdk.composites.composite:Composites",
-    "entities": "plugin_sdk.grid.entities:Entities",
-    "relations": "plugin_sdk.grid.relations:Relations",
-    "vectors": "plugin_sdk.vectors.index:Vectors",
-}
+#: Facades a plugin attaches with :func:`attach`: attribute -> ``"module:Class"``.
+#: The built-in ones are explicit properties of :class:`Store`.
+FACADES: dict[str, str] = {}
 
 
 def attach(name: str, target: str) -> None:
     """Serve ``store.<name>`` from ``target`` (``"module:Class"``; the class takes the store).
 
-    Refuses a name the store already has, so two areas cannot claim one.
+    For a plugin's own facade; refuses a name the store already has, so two
+    cannot claim one.
     """
     if name in FACADES or hasattr(Store, name):
         raise ValueError(f"store facade {name!r} is already attached")
@@ -141,16 +134,55 @@ class Store:
         self.memories = Memories(self)
         self.tables = Tables(self)
 
-    if TYPE_CHECKING:
-        criteria: Criteria
-        packs: Packs
-        composites: Composites
-        entities: Entities
-        relations: Relations
-        vectors: Vectors
+    # The facades of the areas above the store, each built on first use. These
+    # six imports are the store's only imports up the layers, named one by one
+    # in pyproject.toml's import-linter contract (``ignore_imports``): any other
+    # fails ``lint-imports``. They run in the body, so opening a store loads no area.
+
+    @cached_property
+    def criteria(self) -> Criteria:
+        """Criteria overrides per category and scope (``packs/criteria.py``)."""
+        from plugin_sdk.packs.criteria import Criteria
+
+        return Criteria(self)
+
+    @cached_property
+    def packs(self) -> Packs:
+        """Installing, updating and listing packs (``packs/install.py``)."""
+        from plugin_sdk.packs.install import Packs
+
+        return Packs(self)
+
+    @cached_property
+    def composites(self) -> Composites:
+        """Composites and their fragments (``composites/composite.py``)."""
+        from plugin_sdk.composites.composite import Composites
+
+        return Composites(self)
+
+    @cached_property
+    def entities(self) -> Entities:
+        """The entity grid's entities (``grid/entities.py``)."""
+        from plugin_sdk.grid.entities import Entities
+
+        return Entities(self)
+
+    @cached_property
+    def relations(self) -> Relations:
+        """Relations between entities (``grid/relations.py``)."""
+        from plugin_sdk.grid.relations import Relations
+
+        return Relations(self)
+
+    @cached_property
+    def vectors(self) -> Vectors:
+        """The vector index (``vectors/index.py``)."""
+        from plugin_sdk.vectors.index import Vectors
+
+        return Vectors(self)
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: build an attached facade once.
+        # Only called when normal lookup fails: build a plugin's attached facade once.
         target = FACADES.get(name)
         if target is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
