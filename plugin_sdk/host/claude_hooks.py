@@ -39,6 +39,7 @@ from plugin_sdk.errors import HistorianReplyError, HookError
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.transcripts.model import Message
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 HOOK_COMMAND = "hook claude-code"
@@ -232,12 +233,16 @@ def run_historian_on(store: Store, transcript: Path) -> dict[str, Any]:
     """The historian on what is new in a session's transcript (and its sub-agents' files).
 
     Without a model (no plugin answers ``model_complete``) nothing is sent
-    and nothing is recorded in the ledger: the next run sends it.
+    and nothing is recorded in the ledger: the next run sends it. The ledger
+    advances after every chunk (:func:`~plugin_sdk.transcripts.ledger.partial_mark`),
+    so a drain stopped mid-file (a model error, a kill) sends only the rest
+    next time. (A kill in the instant between the historian's commit and the
+    ledger's sends that one chunk again; the historian's deduplication folds it.)
     """
     from plugin_sdk.stages.historian import run_historian
     from plugin_sdk.transcripts.batch import expand, plan
-    from plugin_sdk.transcripts.chunker import chunk_messages
-    from plugin_sdk.transcripts.ledger import Ledger
+    from plugin_sdk.transcripts.chunker import chunk_messages, completed
+    from plugin_sdk.transcripts.ledger import Ledger, partial_mark
 
     if not transcript.exists():
         return {"summary": "", "sent": 0}
@@ -250,18 +255,22 @@ def run_historian_on(store: Store, transcript: Path) -> dict[str, Any]:
         return {"summary": "memsdk: no model for the historian (set MEMSDK_MODEL)", "sent": 0}
     written = sent = unreadable = 0
     for item in todo:
-        for chunk in chunk_messages(item.messages, store.tokenizer):
+        chunks = chunk_messages(item.messages, store.tokenizer)
+        done: list[Message] = []
+        previous = item.previous.mark if item.previous else None
+        for number, (chunk, whole) in enumerate(
+            zip(chunks, completed(chunks, item.messages), strict=True), 1
+        ):
             try:
                 report = run_historian(store, chunk.as_historian(), source="claude-code")
+                written += len(report.written)
             except HistorianReplyError:  # the reply is kept quarantined; go on
                 unreadable += 1
-                continue
-            written += len(report.written)
+            done += whole
+            if item.mark is not None and item.transcript is not None:  # the ledger per chunk
+                mark = item.mark if number == len(chunks) else partial_mark(previous, done)
+                ledger.record(item.source.path, item.transcript.report.format, mark, len(whole))
         sent += len(item.messages)
-        if item.mark is not None and item.transcript is not None:
-            ledger.record(
-                item.source.path, item.transcript.report.format, item.mark, len(item.messages)
-            )
     summary = f"memsdk: {written} new memories from {sent} messages"
     if unreadable:
         summary += f" ({unreadable} unreadable replies kept as quarantined memories)"

@@ -79,6 +79,23 @@ def mark_of(path: Path, transcript: Transcript, previous: Mark | None = None) ->
     return Mark(offset, digest(path, offset), last, cursors)
 
 
+PARTIAL = "partial"  # the content_hash of a mark recorded mid-file: it matches no file
+
+
+def partial_mark(previous: Mark | None, sent: Sequence[Message]) -> Mark:
+    """The mark after the whole messages ``sent`` (in order) of a file, mid-way through it.
+
+    Its hash matches nothing, so the next read takes each conversation's
+    messages after its cursor (the last message sent of it), whatever the
+    format: what was sent is never sent again.
+    """
+    cursors = dict(previous.cursors) if previous else {}
+    for message in sent:
+        cursors[message.conversation] = key_of(message)
+    last = key_of(sent[-1]) if sent else (previous.last_key if previous else "")
+    return Mark(previous.offset if previous else 0, PARTIAL, last, cursors)
+
+
 def new_messages(
     path: Path, transcript: Transcript, mark: Mark | None
 ) -> tuple[list[Message], str]:
