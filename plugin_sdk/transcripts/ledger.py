@@ -6,7 +6,9 @@ last message key overall and per conversation), how many messages were sent
 over all runs, and when. ``memsdk historian run`` reads it before importing
 a file and writes it once every chunk of the file has been through the
 historian, so a run stopped by a model error sends that file's new messages
-again next time (and the historian's deduplication folds repeats).
+again next time (and the historian's deduplication folds repeats). The hooks'
+drain (``memsdk historian drain``) records a :func:`partial_mark` after every
+chunk instead, so a drain stopped mid-file sends only the chunks not sent.
 
 Which messages to send: those not sent before, and not older than ``--since``.
 A file imported before has a ledger entry: how far it was
