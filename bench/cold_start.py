@@ -14,7 +14,9 @@ changes hit all of them alike:
 - the lean ``memsdk-hook claude-code SessionStart`` and ``UserPromptSubmit``,
   in-process (``MEMSDK_HOOK_SERVER=0``) and answered by the store's running
   hook server (``memsdk hook server``, started before the runs and stopped
-  after them; the answers of both are checked to be the same bytes).
+  after them; the answers of both are checked to be the same bytes);
+- the same, served, as ``claude-code install`` writes it: ``python -S
+  plugin_sdk/host/hook_client.py`` (no site-packages at start-up).
 
 Prints each median, its ratio to ``python -c pass`` and to ``import
 sqlite_utils``, whether it is within the goal (``--goal``, 250 ms; the read
@@ -90,6 +92,7 @@ def main() -> None:
         prompt = json.loads((PAYLOADS / "UserPromptSubmit.json").read_text())
         prompt["prompt"] = "How do we handle a failover of the primary database?"
         lean = str(Path(sys.executable).with_name("memsdk-hook"))
+        bare = [sys.executable, "-S", str(ROOT / "plugin_sdk" / "host" / "hook_client.py")]
         served = {**env, "MEMSDK_HOOK_SERVER": "1"}
         in_process = {**env, "MEMSDK_HOOK_SERVER": "0"}
         commands: dict[str, tuple[list[str], str | None]] = {
@@ -114,6 +117,14 @@ def main() -> None:
             ),
             "memsdk-hook UserPromptSubmit, hook server": (
                 [lean, "claude-code", "UserPromptSubmit"],
+                json.dumps(prompt),
+            ),
+            "python -S hook_client SessionStart, hook server": (
+                [*bare, "claude-code", "SessionStart"],
+                session,
+            ),
+            "python -S hook_client UserPromptSubmit, hook server": (
+                [*bare, "claude-code", "UserPromptSubmit"],
                 json.dumps(prompt),
             ),
             "memsdk hook claude-code UserPromptSubmit": (
@@ -178,10 +189,10 @@ def main() -> None:
         f"{result['load']}, {args.reps} runs"
     )
     for name, value in medians.items():
-        goal = args.hook_goal if name.startswith("memsdk-hook") else args.goal
+        goal = args.hook_goal if name.startswith(("memsdk-hook", "python -S")) else args.goal
         mark = (
             ""
-            if name.startswith(("python", "import"))
+            if name in ("python -c pass", "import sqlite_utils")
             else ("  within goal" if value <= goal else f"  over the {round(goal * 1000)} ms goal")
         )
         print(

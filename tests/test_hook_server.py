@@ -17,6 +17,7 @@ import pytest
 
 from plugin_sdk import Store
 from plugin_sdk.host import hook_client
+from plugin_sdk.host.claude_hooks import hook_command, install
 from plugin_sdk.host.hook_server import server_command
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -24,6 +25,7 @@ from plugin_sdk.testing import fresh_plugin_manager, pack_document
 PAYLOADS = Path(__file__).parent / "data" / "claude_code"
 PACK = pack_document("harbour", "1.0.0", {"BERTH_RULES": "intent", "QUAY_STATE": "content"})
 HOOK = str(Path(sys.executable).with_name("memsdk-hook"))
+CLIENT = hook_command("/x/memsdk")  # python -S .../hook_client.py
 
 
 def make_store(path: Path) -> Path:
@@ -45,10 +47,12 @@ def prompt(text: str) -> str:
     return json.dumps({**document, "prompt": text})
 
 
-def hook(db: Path, event: str, stdin: str, served: bool) -> subprocess.CompletedProcess[str]:
-    command = [HOOK, "claude-code", event, "--db", str(db), "--project", "harbour"]
+def hook(
+    db: Path, event: str, stdin: str, served: bool, command: list[str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    words = [*(command or [HOOK]), "claude-code", event, "--db", str(db), "--project", "harbour"]
     return subprocess.run(
-        command, input=stdin, text=True, capture_output=True, env=env(served), cwd=db.parent
+        words, input=stdin, text=True, capture_output=True, env=env(served), cwd=db.parent
     )
 
 
@@ -118,6 +122,8 @@ def test_the_servers_answers_are_the_in_process_ones_byte_for_byte(
         ), (event, stdin)
         through = hook(second, event, stdin, served=True)  # the console script prints it as is
         assert (through.returncode, through.stdout) == (alone.returncode, alone.stdout)
+        bare = hook(second, event, stdin, served=True, command=CLIENT)  # what install writes
+        assert (bare.returncode, bare.stdout) == (alone.returncode, alone.stdout)
     assert "Check the berth rules" in hook(second, "SessionStart", cases[0][1], True).stdout
 
 
@@ -199,3 +205,27 @@ def test_the_client_imports_only_the_standard_library() -> None:
         "plugin_sdk.host",
         "plugin_sdk.host.hook_client",
     ]
+
+
+def test_without_site_packages_the_client_still_answers_in_process(tmp_path: Path) -> None:
+    db = make_store(tmp_path / "harbour.db")
+    stdin = prompt("What are the berth rules for a tide change?")
+    bare = hook(db, "UserPromptSubmit", stdin, served=False, command=CLIENT)
+    alone = hook(db, "UserPromptSubmit", stdin, served=False)
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout == alone.stdout and "BERTH_RULES: Check the berth rules" in bare.stdout
+
+
+def test_install_moves_an_old_memsdk_hook_entry_to_the_bare_client(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    old = "/venv/bin/memsdk-hook claude-code {} --project app --db /d.db"
+    hooks = {
+        e: [{"hooks": [{"type": "command", "command": old.format(e)}]}] for e in ["SessionStart"]
+    }
+    settings.write_text(json.dumps({"hooks": hooks}))
+    for change in install(tmp_path, "/venv/bin/memsdk", ["--project", "app"]):
+        change.write()
+    (entry,) = json.loads(settings.read_text())["hooks"]["SessionStart"][0]["hooks"]
+    assert entry["command"].split()[1:3] == ["-S", CLIENT[2]]
+    assert entry["command"].endswith("claude-code SessionStart --project app")

@@ -71,7 +71,7 @@ def self_check(
     memsdk: str, options: list[str], hook_options: list[str], project_dir: Path
 ) -> list[tuple[bool, str]]:
     """Start the MCP server once and run each hook once: (ok, what) per check."""
-    from plugin_sdk.host.claude_hooks import EVENTS, HOOK_SCRIPT
+    from plugin_sdk.host.claude_hooks import EVENTS, hook_command
 
     results: list[tuple[bool, str]] = []
     try:
@@ -81,11 +81,10 @@ def self_check(
         )
     except (OSError, ValueError, KeyError) as error:
         results.append((False, f"MCP server starts: {type(error).__name__}: {error}"))
-    script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
         try:
             done = subprocess.run(
-                [script, "claude-code", event, *options, *hook_options],
+                [*hook_command(memsdk), "claude-code", event, *options, *hook_options],
                 input=_hook_payload(event, project_dir),
                 capture_output=True,
                 text=True,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,21 @@ LINE_TOKENS = 8  # "- [id] " and ": " around a memory's text (more than they tak
 # 10 s is ample, and the historian runs detached (`memsdk historian drain`).
 HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 10, "SessionEnd": 10}
 HOOK_SCRIPT = "memsdk-hook"
+HOOK_CLIENT = "hook_client.py"
+
+
+def hook_command(memsdk: str) -> list[str]:
+    """How the hooks run: ``PYTHON -S .../hook_client.py`` for an installed memsdk, else ``memsdk-hook``.
+
+    ``-S`` skips site-packages at start-up (a third of a fresh process's time
+    with an editable install's finder): the client needs only the standard
+    library, and loads ``site`` itself when it answers in-process.
+    """
+    if "/" not in memsdk:
+        return [HOOK_SCRIPT]
+    from plugin_sdk.host import hook_client
+
+    return [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
 
 
 @attrs.frozen
@@ -87,16 +103,15 @@ def install(
     """The changes that add memsdk to ``project_dir`` (memsdk's own entries brought up to date).
 
     ``memsdk``: how to run it (a path or a name on PATH; the hooks run the
-    lean ``memsdk-hook`` beside it); ``options``: what every command gets
+    lean client, :func:`hook_command`); ``options``: what every command gets
     after its subcommand (``--project NAME``, ``--db``); ``hook_options``:
     what only the hooks get (``--model NAME``).
     """
     settings, servers = _files(project_dir)
     document = _read(settings)
     hooks = document.setdefault("hooks", {})
-    script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
-        line = shlex.join([script, "claude-code", event, *options, *hook_options])
+        line = shlex.join([*hook_command(memsdk), "claude-code", event, *options, *hook_options])
         entry = {"type": "command", "command": line, "timeout": HOOK_TIMEOUTS[event]}
         groups = hooks.setdefault(event, [])
         mine = [hook for group in groups for hook in group.get("hooks", []) if _ours(hook)]
@@ -320,7 +335,9 @@ def _ours(hook: dict[str, Any]) -> bool:
     except ValueError:  # a person's command with unbalanced quotes: not ours
         return False
     for first, second in itertools.pairwise(words):
-        if second == "claude-code" and (first == "hook" or Path(first).name == HOOK_SCRIPT):
+        if second == "claude-code" and (
+            first == "hook" or Path(first).name in (HOOK_SCRIPT, HOOK_CLIENT)
+        ):
             return True
     return False
 
