@@ -229,3 +229,33 @@ def test_install_moves_an_old_memsdk_hook_entry_to_the_bare_client(tmp_path: Pat
     (entry,) = json.loads(settings.read_text())["hooks"]["SessionStart"][0]["hooks"]
     assert entry["command"].split()[1:3] == ["-S", CLIENT[2]]
     assert entry["command"].endswith("claude-code SessionStart --project app")
+
+
+def test_a_request_the_client_gave_up_on_runs_nothing(tmp_path: Path, server_of: object) -> None:
+    import socket
+
+    db = make_store(tmp_path / "harbour.db")
+    server_of(db)  # type: ignore[operator]
+    path = hook_client.socket_path(str(db))
+    wait_for(lambda: os.path.exists(path))
+    request = {
+        "protocol": hook_client.PROTOCOL,
+        "db": os.path.realpath(db),
+        "argv": ["claude-code", "SessionStart", "--db", str(db), "--project", "harbour"],
+        "stdin": "{}",
+        "cwd": str(tmp_path),
+        "env": {},
+        "client": os.stat(hook_client.__file__).st_mtime,
+        "deadline": time.time() - 1,  # the client answered in-process already
+    }
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        conn.sendall(json.dumps(request).encode())
+        conn.shutdown(socket.SHUT_WR)
+        reply = conn.recv(1000)
+    assert json.loads(reply) == {}
+    with Store(db, project="harbour", plugins=fresh_plugin_manager()) as store:
+        assert store.db.execute("SELECT count(*) FROM hook_runs").fetchone()[0] == 0
+    assert served_answer(db, "SessionStart", "{}") is not None  # in time: it runs
+    with Store(db, project="harbour", plugins=fresh_plugin_manager()) as store:
+        assert store.db.execute("SELECT count(*) FROM hook_runs").fetchone()[0] == 1

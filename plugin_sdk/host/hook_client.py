@@ -2,7 +2,7 @@
 
 SessionStart and UserPromptSubmit run before a session and before every
 prompt, so this module imports only the standard library (``_socket``, the
-core of ``socket`` without its enums and selectors; json, os, sys). It sends the hook's arguments, standard input, working directory and
+core of ``socket`` without its enums and selectors; json, os, sys, time). It sends the hook's arguments, standard input, working directory and
 ``MEMSDK_*`` environment to the store's hook server
 (:mod:`plugin_sdk.host.hook_server`), which runs the in-process entry point
 (:func:`plugin_sdk.host.hook_entry.main`) on them and sends back its standard
@@ -20,6 +20,7 @@ import _socket
 import json
 import os
 import sys
+import time
 
 SERVED = ("SessionStart", "UserPromptSubmit")
 SWITCH_ENV = "MEMSDK_HOOK_SERVER"
@@ -86,6 +87,7 @@ def ask(db: str, argv: list[str], text: str, timeout: float | None = None) -> di
     }
     if timeout is None:
         timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT)
+    request["deadline"] = time.time() + timeout  # a server that is later runs nothing
     conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)

@@ -135,7 +135,8 @@ def _answer(conn: socket.socket, real: str, identity: tuple[int, int], version: 
         stop = "a client with other code"
     elif _identity(Path(real)) != identity:
         stop = "the store was removed or replaced"
-    if stop or request.get("db") != real or request.get("protocol") != hook_client.PROTOCOL:
+    late = time.time() > request.get("deadline", 0)  # the client answered in-process already
+    if stop or late or request.get("db") != real or request.get("protocol") != hook_client.PROTOCOL:
         _send(conn, {})
         return stop
     try:
