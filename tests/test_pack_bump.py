@@ -48,3 +48,18 @@ def test_a_store_with_the_old_pack_upgrades_to_the_new_one(tmp_path: Path, name:
         lines = session_lines(store)
     assert any("memory_write" in line for line in lines)
     assert any("memory_recall" in line for line in lines)
+
+
+def test_claude_code_install_upgrades_an_old_builtin_pack(tmp_path: Path) -> None:
+    from plugin_sdk.cli.claude_setup import prepare_store
+
+    old_file = tmp_path / "dev-1.2.0.toml"
+    old_file.write_text(old_version("dev"))
+    db = tmp_path / "store.db"
+    with Store(db, project="p", plugins=fresh_plugin_manager()) as store:
+        store.packs.install(resolve_pack(str(old_file)))
+    lines = prepare_store(db, "p", "dev", "none", fresh_plugin_manager())
+    assert "Pack: pack dev upgraded from 1.2.0 to 1.3.0" in lines[1]
+    assert "already installed" in prepare_store(db, "p", "dev", "none", fresh_plugin_manager())[1]
+    with Store(db, project="p", plugins=fresh_plugin_manager()) as store:
+        assert any("memory_recall" in line for line in session_lines(store))

@@ -24,6 +24,15 @@ MCP_PROBE = (
 )
 
 
+def _upgrade(store: Any, pack: Any, installed: str) -> str:
+    """Upgrade the installed pack when that needs no choice (same categories); what happened."""
+    try:
+        store.packs.upgrade(pack)
+    except MemsdkError as error:  # older, or categories added/removed: the user decides
+        return f"pack {pack.name} {installed} installed, {pack.version} not applied: {error}"
+    return f"pack {pack.name} upgraded from {installed} to {pack.version}"
+
+
 def prepare_store(
     path: Path, project: str, pack_name: str, model: str, plugins: PluginManager
 ) -> list[str]:
@@ -38,7 +47,9 @@ def prepare_store(
     path.parent.mkdir(parents=True, exist_ok=True)
     with Store(path, project=project, plugins=plugins) as store:
         same = [p for p in store.packs.installed() if p.name == pack.name]
-        if same:
+        if same and same[0].version != pack.version:
+            state = _upgrade(store, pack, same[0].version)
+        elif same:
             state = f"pack {pack.name} {same[0].version} already installed"
         else:
             try:
