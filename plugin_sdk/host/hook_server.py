@@ -8,7 +8,8 @@ environment, and it runs the in-process entry point
 (:func:`plugin_sdk.host.hook_entry.main`) on exactly those, so its answer is
 the in-process answer, byte for byte. It opens the store anew for every
 request (no cache of memories or categories: what other processes wrote is
-seen by the next hook).
+seen by the next hook); it keeps the plugin manager, and one idle connection
+so that a request's close does not checkpoint the WAL each time.
 
 One server per store: an exclusive ``flock`` on ``<socket>.lock`` (which then
 holds the server's pid). The socket is made with mode 0600 and taken away
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from plugin_sdk.host import hook_client
+from plugin_sdk.store import driver
 
 IDLE_MINUTES = 10.0
 POLL = 0.5  # seconds between checks of the store file while idle
@@ -80,12 +82,16 @@ def serve(db: Path, idle_minutes: float = IDLE_MINUTES) -> str:
         os.chmod(path, 0o600)
         mine = _identity(Path(path))
         signal.signal(signal.SIGTERM, _stop)
+        # An idle connection kept open (no transaction: it holds no snapshot), so a
+        # request's close is not the store's last one: no WAL checkpoint per request.
+        keeper = driver.connect(real)  # the store's driver: two SQLite libraries would share locks
         try:
             listener.listen(16)
             _warm()
             listener.settimeout(POLL)
             return _loop(listener, real, identity, idle_minutes * 60)
         finally:
+            keeper.close()
             listener.close()
             if _identity(Path(path)) == mine:
                 os.unlink(path)
