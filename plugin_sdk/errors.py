@@ -118,6 +118,7 @@ __all__ = [
     "NotFound",
     "PackConflict",
     "PackError",
+    "PayloadError",
     "ProjectConflict",
     "ProposalError",
     "QueueError",
@@ -519,3 +520,7 @@ class AccessRefused(HostError):
 
 class HookError(HostError, ValueError):
     """A hook payload from a host (Claude Code) that memsdk cannot read."""
+
+
+class PayloadError(HookError):
+    """The hook's input is not a Claude Code event of the expected shape (``memsdk-hook``)."""

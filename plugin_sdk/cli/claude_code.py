@@ -264,7 +264,8 @@ def _diff(change: FileChange) -> str:
     show_default=True,
     help="Stop after this long without a request.",
 )
-def hook_server(db: Path, idle_minutes: float) -> None:
+@JSON_OPTION
+def hook_server(db: Path, idle_minutes: float, as_json: bool) -> None:
     """Answer the SessionStart and UserPromptSubmit hooks of one store from a running process.
 
     `memsdk-hook` starts it detached when none answers; it stops when idle, when the

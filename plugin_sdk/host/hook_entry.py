@@ -24,13 +24,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from plugin_sdk.errors import PayloadError
+
 CHILD_ENV = "MEMSDK_HOOK_CHILD"  # plugin_sdk.model.claude_code sets it in its child
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 QUEUED = ("PreCompact", "SessionEnd")
-
-
-class PayloadError(Exception):
-    """The hook's input is not a Claude Code event of the expected shape."""
 
 
 def check_payload(event_name: str, text: str) -> dict[str, Any]:
