@@ -8,8 +8,11 @@ the name is asked for, so importing one submodule loads nothing else.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: the hooks' client imports this package
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def exports(
