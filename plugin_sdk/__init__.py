@@ -19,9 +19,9 @@ lists is the host API.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from plugin_sdk._lazy import exports
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the hooks' client (hook_client.py)
 
 if TYPE_CHECKING:  # the public names, each written once: served lazily by _lazy.exports
     from plugin_sdk.errors import (

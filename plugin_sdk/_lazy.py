@@ -11,8 +11,11 @@ first time the name is used, so importing one submodule loads nothing else.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: the hooks' client imports this package
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def exports(package: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:

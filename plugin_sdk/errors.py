@@ -524,4 +524,4 @@ class HookError(HostError, ValueError):
 
 
 class PayloadError(HookError):
-    """The hook's input is not a Claude Code event of the expected shape."""
+    """The hook's input is not a Claude Code event of the expected shape (``memsdk-hook``)."""

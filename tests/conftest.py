@@ -34,6 +34,10 @@ if os.environ.get("CI"):
 # scripted_model), used as a third party would use them.
 pytest_plugins = ["plugin_sdk.testing"]
 
+# A hook run in a test answers in-process and starts no hook server (one would
+# outlive the test); tests/test_hook_server.py turns it on where it is tested.
+os.environ["MEMSDK_HOOK_SERVER"] = "0"
+
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
 MEMORY_TMP = Path("/dev/shm")

@@ -309,7 +309,7 @@ def test_install_is_idempotent_and_uninstall_removes_exactly_what_it_added(
     assert "echo hi" in commands
     for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"):
         tail = f"claude-code {event} --project app --db {store} --model none"
-        assert any(c.endswith(tail) and "memsdk-hook " in c for c in commands)
+        assert any(c.endswith(tail) and " -S " in c and "/hook_client.py " in c for c in commands)
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memsdk"]
     assert server["args"] == ["mcp", "--project", "app", "--db", str(store)]
     # the store was created with the dev pack, and every check passed

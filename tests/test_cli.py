@@ -41,7 +41,7 @@ def test_init_installs_packs(run):
     assert out["installed"][0]["pack"] == "ops"
     listed = json.loads(run("pack", "list", "--json").output)
     ops = next(row for row in listed if row["name"] == "ops")
-    assert ops["installed"] == ops["available"] == "1.2.0"
+    assert ops["installed"] == ops["available"] == "1.3.0"
 
 
 def test_memory_round_trip(run):
@@ -182,7 +182,7 @@ def test_pack_upgrade_refused_then_mapped(run, tmp_path):
 
 def test_pack_show_and_list(run):
     shown = run("pack", "show", "ops").output
-    assert "ops 1.2.0" in shown
+    assert "ops 1.3.0" in shown
     document = json.loads(run("pack", "show", "ops", "--json").output)
     for name in document["categories"]:
         assert name in shown

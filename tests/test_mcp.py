@@ -456,7 +456,8 @@ def test_memory_recall_over_mcp_answers_a_plain_question_within_its_budget(db: P
             data = found.structured_content
             assert data["shown"][0] == graft
             assert data["tokens"] <= 200
-            assert f"[{graft}] (2026-03-02) Row 4 holds bramley" in text_of(found)
+            # the category shown as the UserPromptSubmit hook's block shows it
+            assert f"[{graft}] (2026-03-02) ORCHARD_GRAFTS: Row 4 holds bramley" in text_of(found)
             assert "matched" in " ".join(data["why"][str(graft)])
             empty = await session.call_tool("memory_recall", {"query": 'NEAR( " OR *'})
             assert not empty.is_error

@@ -41,7 +41,7 @@ def test_recall_answers_a_question_with_dated_lines_and_an_account(store: Store)
     assert result.shown == [ferry.id]
     assert result.text == (
         "<memory-recall>\n"
-        f"- [{ferry.id}] (2026-05-02) The ferry to the island leaves at nine.\n"
+        f"- [{ferry.id}] (2026-05-02) RESEARCH: The ferry to the island leaves at nine.\n"
         "</memory-recall>"
     )
     assert result.tokens == store.tokenizer.count(result.text) <= 300
@@ -79,11 +79,11 @@ def test_a_header_comes_with_its_matching_details_and_a_sequence_hit_with_neighb
     set_setting(store, "neighbour_1", 0)
     result = recall(store, "release checklist: how do we tag it?", budget=500)
     lines = result.text.splitlines()
-    assert lines[1] == f"- [{header.id}] Release checklist"
-    assert f"  - [{steps[1]}] Step 2: tag the release." in lines
+    assert lines[1] == f"- [{header.id}] OPS_RULES: Release checklist"
+    assert f"  - [{steps[1]}] OPS_RULES: Step 2: tag the release." in lines
     assert f"detail of [{header.id}]" in result.why[steps[1]]
     # Step 3 ("push the tag") matches too; step 1 comes as a neighbour of step 2.
-    assert f"  - [{steps[0]}] (context) Step 1: run make check." in result.text
+    assert f"  - [{steps[0]}] (context) OPS_RULES: Step 1: run make check." in result.text
     assert result.why[steps[0]] == [f"next to [{steps[1]}] in a sequence"]
     assert len(result.shown) == len(set(result.shown)) == 4
 
@@ -164,7 +164,7 @@ def test_memsdk_recall_prints_the_block_and_json(tmp_path: Path) -> None:
     )
     assert wrote.exit_code == 0, wrote.output
     out = runner.invoke(cli, ["recall", "when does the ferry leave?", "--budget", "100"], env=env)
-    assert out.exit_code == 0 and "- [1] (2026-05-02) Ferry leaves at nine." in out.output
+    assert out.exit_code == 0 and "- [1] (2026-05-02) RESEARCH: Ferry leaves at nine." in out.output
     data = json.loads(runner.invoke(cli, ["recall", "ferry", "--json"], env=env).output)
     assert (data["shown"], data["budget"]) == ([1], 1500)
     assert data["why"]["1"] == ["matched ferry"]

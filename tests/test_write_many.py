@@ -62,6 +62,16 @@ def one_by_one(store: Store, batch: list[dict[str, Any]]) -> list[Any]:
     return [store.memories.write(**item) for item in batch]
 
 
+def batches(conn: Any) -> list[int]:
+    """How many rows share each batch label, in label order: 0 or 1 batch per write_many call."""
+    return [
+        n
+        for (n,) in conn.execute(
+            "SELECT count(*) FROM memories WHERE batch IS NOT NULL GROUP BY batch ORDER BY batch"
+        )
+    ]
+
+
 def end_state(store: Store) -> dict[str, Any]:
     conn = store.db.conn
     matches = {
@@ -71,8 +81,14 @@ def end_state(store: Store) -> dict[str, Any]:
         for word in [*WORDS, "fts_scope:shared"]
     }
     conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+    # Every column but ``batch``: rows one write_many call created share a batch
+    # label (search's episodes), rows written one by one have none.
+    columns = [c[1] for c in conn.execute("PRAGMA table_info(memories)") if c[1] != "batch"]
     return {
-        "memories": conn.execute("SELECT * FROM memories ORDER BY id").fetchall(),
+        "memories": conn.execute(
+            f"SELECT {', '.join(columns)} FROM memories ORDER BY id"
+        ).fetchall(),
+        "batches": batches(conn),
         "toc_rank": conn.execute("SELECT * FROM toc_rank ORDER BY memory_id").fetchall(),
         "fts": matches,
         "paused": conn.execute("SELECT count(*) FROM insert_triggers_paused").fetchone()[0],
@@ -99,7 +115,11 @@ def test_write_many_ends_where_writing_one_by_one_ends(memsdk_templates, before,
             single_results = one_by_one(single, batch)
             assert bulk_results == single_results
             state = end_state(bulk)
-            assert state == end_state(single)
+            other = end_state(single)
+            new = sum(1 for r in bulk_results if r.created)
+            assert state.pop("batches") == ([new] if new > 1 else [])
+            assert other.pop("batches") == []
+            assert state == other
             assert state["paused"] == 0
             seen = sum(row[0] for row in bulk.db.conn.execute("SELECT seen_count FROM memories"))
             assert seen == len(before) + len(batch)

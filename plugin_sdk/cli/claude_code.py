@@ -248,3 +248,32 @@ def _diff(change: FileChange) -> str:
             tofile=str(change.path) if change.after is not None else "/dev/null",
         )
     )
+
+
+@hook.command(name="server")
+@click.option(
+    "--db",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The store whose read hooks this server answers.",
+)
+@click.option(
+    "--idle-minutes",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Stop after this long without a request.",
+)
+@JSON_OPTION
+def hook_server(db: Path, idle_minutes: float, as_json: bool) -> None:
+    """Answer the SessionStart and UserPromptSubmit hooks of one store from a running process.
+
+    `memsdk-hook` starts it detached when none answers; it stops when idle, when the
+    store file is removed or replaced, or on SIGTERM. One per store (a lock);
+    its socket (mode 0600) is `<db>.hook.sock`. See docs/hooks.md.
+    """
+    from plugin_sdk.host.hook_server import serve
+
+    click.echo(
+        f"memsdk hook server {db}: stopped: {serve(db.expanduser(), idle_minutes)}", err=True
+    )

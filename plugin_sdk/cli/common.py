@@ -142,7 +142,9 @@ ENVIRONMENT = {
     "MEMSDK_REPO": "the git repository of queue PRs (queue --repo)",
     "MEMSDK_INSTRUCTIONS_FILE": "the instructions file queue PRs edit (--instructions-file)",
     "MEMSDK_MCP_TOKENS": "the bearer-token file of memsdk mcp --http (--tokens)",
-    "MEMSDK_HOOK_CHILD": "set by the claude-code model in its child: memsdk's hooks there do nothing",
+    "MEMSDK_HOOK_SERVER": "0 makes the Claude Code hooks answer in-process, never via memsdk hook server",
+    "MEMSDK_HOOK_TIMEOUT": "seconds a hook waits for the hook server's answer (1.5) before answering itself",
+    "MEMSDK_HOOK_CHILD": "set in the claude-code model's child: memsdk's hooks there answer {} at once",
 }
 
 COMPLETION = "_MEMSDK_COMPLETE"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from plugin_sdk.errors import HistorianReplyError, HookError
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.transcripts.model import Message
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 HOOK_COMMAND = "hook claude-code"
@@ -51,6 +53,21 @@ LINE_TOKENS = 8  # "- [id] " and ": " around a memory's text (more than they tak
 # 10 s is ample, and the historian runs detached (`memsdk historian drain`).
 HOOK_TIMEOUTS = {"SessionStart": 30, "UserPromptSubmit": 15, "PreCompact": 10, "SessionEnd": 10}
 HOOK_SCRIPT = "memsdk-hook"
+HOOK_CLIENT = "hook_client.py"
+
+
+def hook_command(memsdk: str) -> list[str]:
+    """How the hooks run: ``PYTHON -S .../hook_client.py`` for an installed memsdk, else ``memsdk-hook``.
+
+    ``-S`` skips site-packages at start-up (a third of a fresh process's time
+    with an editable install's finder): the client needs only the standard
+    library, and loads ``site`` itself when it answers in-process.
+    """
+    if "/" not in memsdk:
+        return [HOOK_SCRIPT]
+    from plugin_sdk.host import hook_client
+
+    return [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
 
 
 @attrs.frozen
@@ -86,16 +103,15 @@ def install(
     """The changes that add memsdk to ``project_dir`` (memsdk's own entries brought up to date).
 
     ``memsdk``: how to run it (a path or a name on PATH; the hooks run the
-    lean ``memsdk-hook`` beside it); ``options``: what every command gets
+    lean client, :func:`hook_command`); ``options``: what every command gets
     after its subcommand (``--project NAME``, ``--db``); ``hook_options``:
     what only the hooks get (``--model NAME``).
     """
     settings, servers = _files(project_dir)
     document = _read(settings)
     hooks = document.setdefault("hooks", {})
-    script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
-        line = shlex.join([script, "claude-code", event, *options, *hook_options])
+        line = shlex.join([*hook_command(memsdk), "claude-code", event, *options, *hook_options])
         entry = {"type": "command", "command": line, "timeout": HOOK_TIMEOUTS[event]}
         groups = hooks.setdefault(event, [])
         mine = [hook for group in groups for hook in group.get("hooks", []) if _ours(hook)]
@@ -232,12 +248,16 @@ def run_historian_on(store: Store, transcript: Path) -> dict[str, Any]:
     """The historian on what is new in a session's transcript (and its sub-agents' files).
 
     Without a model (no plugin answers ``model_complete``) nothing is sent
-    and nothing is recorded in the ledger: the next run sends it.
+    and nothing is recorded in the ledger: the next run sends it. The ledger
+    advances after every chunk (:func:`~plugin_sdk.transcripts.ledger.partial_mark`),
+    so a drain stopped mid-file (a model error, a kill) sends only the rest
+    next time. (A kill in the instant between the historian's commit and the
+    ledger's sends that one chunk again; the historian's deduplication folds it.)
     """
     from plugin_sdk.stages.historian import run_historian
     from plugin_sdk.transcripts.batch import expand, plan
-    from plugin_sdk.transcripts.chunker import chunk_messages
-    from plugin_sdk.transcripts.ledger import Ledger
+    from plugin_sdk.transcripts.chunker import chunk_messages, completed
+    from plugin_sdk.transcripts.ledger import Ledger, partial_mark
 
     if not transcript.exists():
         return {"summary": "", "sent": 0}
@@ -250,18 +270,22 @@ def run_historian_on(store: Store, transcript: Path) -> dict[str, Any]:
         return {"summary": "memsdk: no model for the historian (set MEMSDK_MODEL)", "sent": 0}
     written = sent = unreadable = 0
     for item in todo:
-        for chunk in chunk_messages(item.messages, store.tokenizer):
+        chunks = chunk_messages(item.messages, store.tokenizer)
+        done: list[Message] = []
+        previous = item.previous.mark if item.previous else None
+        for number, (chunk, whole) in enumerate(
+            zip(chunks, completed(chunks, item.messages), strict=True), 1
+        ):
             try:
                 report = run_historian(store, chunk.as_historian(), source="claude-code")
+                written += len(report.written)
             except HistorianReplyError:  # the reply is kept quarantined; go on
                 unreadable += 1
-                continue
-            written += len(report.written)
+            done += whole
+            if item.mark is not None and item.transcript is not None:  # the ledger per chunk
+                mark = item.mark if number == len(chunks) else partial_mark(previous, done)
+                ledger.record(item.source.path, item.transcript.report.format, mark, len(whole))
         sent += len(item.messages)
-        if item.mark is not None and item.transcript is not None:
-            ledger.record(
-                item.source.path, item.transcript.report.format, item.mark, len(item.messages)
-            )
     summary = f"memsdk: {written} new memories from {sent} messages"
     if unreadable:
         summary += f" ({unreadable} unreadable replies kept as quarantined memories)"
@@ -311,7 +335,9 @@ def _ours(hook: dict[str, Any]) -> bool:
     except ValueError:  # a person's command with unbalanced quotes: not ours
         return False
     for first, second in itertools.pairwise(words):
-        if second == "claude-code" and (first == "hook" or Path(first).name == HOOK_SCRIPT):
+        if second == "claude-code" and (
+            first == "hook" or Path(first).name in (HOOK_SCRIPT, HOOK_CLIENT)
+        ):
             return True
     return False
 

@@ -24,6 +24,15 @@ MCP_PROBE = (
 )
 
 
+def _upgrade(store: Any, pack: Any, installed: str) -> str:
+    """Upgrade the installed pack when that needs no choice (same categories); what happened."""
+    try:
+        store.packs.upgrade(pack)
+    except MemsdkError as error:  # older, or categories added/removed: the user decides
+        return f"pack {pack.name} {installed} installed, {pack.version} not applied: {error}"
+    return f"pack {pack.name} upgraded from {installed} to {pack.version}"
+
+
 def prepare_store(
     path: Path, project: str, pack_name: str, model: str, plugins: PluginManager
 ) -> list[str]:
@@ -38,7 +47,9 @@ def prepare_store(
     path.parent.mkdir(parents=True, exist_ok=True)
     with Store(path, project=project, plugins=plugins) as store:
         same = [p for p in store.packs.installed() if p.name == pack.name]
-        if same:
+        if same and same[0].version != pack.version:
+            state = _upgrade(store, pack, same[0].version)
+        elif same:
             state = f"pack {pack.name} {same[0].version} already installed"
         else:
             try:
@@ -71,7 +82,7 @@ def self_check(
     memsdk: str, options: list[str], hook_options: list[str], project_dir: Path
 ) -> list[tuple[bool, str]]:
     """Start the MCP server once and run each hook once: (ok, what) per check."""
-    from plugin_sdk.host.claude_hooks import EVENTS, HOOK_SCRIPT
+    from plugin_sdk.host.claude_hooks import EVENTS, hook_command
 
     results: list[tuple[bool, str]] = []
     try:
@@ -81,11 +92,10 @@ def self_check(
         )
     except (OSError, ValueError, KeyError) as error:
         results.append((False, f"MCP server starts: {type(error).__name__}: {error}"))
-    script = str(Path(memsdk).with_name(HOOK_SCRIPT)) if "/" in memsdk else HOOK_SCRIPT
     for event in EVENTS:
         try:
             done = subprocess.run(
-                [script, "claude-code", event, *options, *hook_options],
+                [*hook_command(memsdk), "claude-code", event, *options, *hook_options],
                 input=_hook_payload(event, project_dir),
                 capture_output=True,
                 text=True,

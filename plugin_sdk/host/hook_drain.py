@@ -3,8 +3,9 @@
 The lock is an exclusive ``flock`` on ``<db>.drain.lock``, held for the whole
 drain and let go by the system when the process ends however it ends, so a
 killed drain never blocks the next. Each queued session is read through the
-import ledger, which sends only what was not sent before; a row is marked done
-only after the historian has read all of it. A model error stops the drain and
+import ledger, which sends only what was not sent before and advances after
+every chunk (so a drain killed mid-file sends only the rest); a row is marked
+done only after the historian has read all of it. A model error stops the drain and
 leaves the rest queued (the error recorded on the row and in ``hook_runs``);
 the next SessionStart or SessionEnd starts a drain again.
 """

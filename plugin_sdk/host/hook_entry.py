@@ -190,8 +190,20 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The ``memsdk-hook`` console script."""
+def main(
+    argv: list[str] | None = None,
+    *,
+    stdin: str | None = None,
+    serve: bool = False,
+    plugins: Any = None,
+) -> None:
+    """The hook in-process (what ``memsdk-hook`` runs when no hook server answers).
+
+    ``stdin``: the event's text when the caller has read it already;
+    ``serve``: start the store's hook server afterwards for the next read hook
+    (:mod:`plugin_sdk.host.hook_server`), when the store exists and none runs;
+    ``plugins``: the plugin manager (default: the store makes one).
+    """
     parser = argparse.ArgumentParser(prog="memsdk-hook", description=__doc__.split("\n\n")[0])
     parser.add_argument("host", choices=["claude-code"])
     parser.add_argument("event", choices=EVENTS)
@@ -203,11 +215,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result = run(
             args.event,
-            sys.stdin.read(),
+            sys.stdin.read() if stdin is None else stdin,
             db=args.db,
             project=args.project,
             model=args.model,
             budget=args.budget,
+            plugins=plugins,
         )
     except PayloadError as error:
         print(f"memsdk hook claude-code {args.event}: {error}", file=sys.stderr)
@@ -219,6 +232,13 @@ def main(argv: list[str] | None = None) -> None:
         )
         raise SystemExit(1) from None
     print(json.dumps(result, ensure_ascii=False))
+    if serve and args.event not in QUEUED and not os.environ.get(CHILD_ENV):
+        sys.stdout.flush()
+        path = _db_path(args.db)
+        if path.exists():
+            from plugin_sdk.host.hook_server import start_server
+
+            start_server(path)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ plain-language parser, the ranking of ``docs/search.md``, the
 ``search_candidates`` and ``search_rank`` hooks) and packs the results,
 best first, into a ``<memory-recall>`` block:
 
-- each memory is one line, ``- [id] (date) text``; the date is when it
+- each memory is one line, ``- [id] (date) CATEGORY: text`` (its category
+  as the UserPromptSubmit hook's block shows it); the date is when it
   happened (``occurred_at``), printed when the store knows it;
 - a header whose details matched comes with those details, indented under
   it (they are not repeated on their own);
@@ -157,7 +158,7 @@ def _render(store: Store, chosen: list[_Unit], counted: int | None) -> tuple[str
 
 def _line(memory: Memory, prefix: str = "- ", note: str = "") -> str:
     date = f"({memory.occurred_at[:10]}) " if memory.occurred_at else ""
-    return f"{prefix}[{memory.id}] {date}{note}{contain(memory.content)}"
+    return f"{prefix}[{memory.id}] {date}{note}{memory.category}: {contain(memory.content)}"
 
 
 def _units(store: Store, query: str, hits: list[SearchHit], project: str) -> list[_Unit]:

@@ -88,6 +88,30 @@ def chunk_messages(
     return chunks
 
 
+def completed(chunks: Sequence[Chunk], messages: Sequence[Message]) -> list[list[Message]]:
+    """For each chunk, the messages of ``messages`` it completes, in order.
+
+    A message split into parts is complete with the chunk holding its last
+    part (a part's source ends ``(part i/n)``).
+    """
+    ordered, at = _by_conversation(messages), 0
+    out = []
+    for chunk in chunks:
+        done = []
+        for piece in chunk.messages:
+            whole = at < len(ordered) and (piece is ordered[at] or _last_part(piece.source))
+            if whole:
+                done.append(ordered[at])
+                at += 1
+        out.append(done)
+    return out
+
+
+def _last_part(source: str) -> bool:
+    match = re.search(r" \(part (\d+)/(\d+)\)$", source)
+    return match is not None and match[1] == match[2]
+
+
 def split_text(text: str, fits: Callable[[str], bool]) -> list[str]:
     """Split ``text`` into pieces that each ``fits``, on the coarsest boundary that works.
 

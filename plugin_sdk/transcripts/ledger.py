@@ -6,7 +6,9 @@ last message key overall and per conversation), how many messages were sent
 over all runs, and when. ``memsdk historian run`` reads it before importing
 a file and writes it once every chunk of the file has been through the
 historian, so a run stopped by a model error sends that file's new messages
-again next time (and the historian's deduplication folds repeats).
+again next time (and the historian's deduplication folds repeats). The hooks'
+drain (``memsdk historian drain``) records a :func:`partial_mark` after every
+chunk instead, so a drain stopped mid-file sends only the chunks not sent.
 
 Which messages to send: those not sent before, and not older than ``--since``.
 A file imported before has a ledger entry: how far it was
@@ -77,6 +79,23 @@ def mark_of(path: Path, transcript: Transcript, previous: Mark | None = None) ->
         cursors[message.conversation] = key_of(message)
     last = key_of(transcript.messages[-1]) if transcript.messages else ""
     return Mark(offset, digest(path, offset), last, cursors)
+
+
+PARTIAL = "partial"  # the content_hash of a mark recorded mid-file: it matches no file
+
+
+def partial_mark(previous: Mark | None, sent: Sequence[Message]) -> Mark:
+    """The mark after the whole messages ``sent`` (in order) of a file, mid-way through it.
+
+    Its hash matches nothing, so the next read takes each conversation's
+    messages after its cursor (the last message sent of it), whatever the
+    format: what was sent is never sent again.
+    """
+    cursors = dict(previous.cursors) if previous else {}
+    for message in sent:
+        cursors[message.conversation] = key_of(message)
+    last = key_of(sent[-1]) if sent else (previous.last_key if previous else "")
+    return Mark(previous.offset if previous else 0, PARTIAL, last, cursors)
 
 
 def new_messages(

@@ -289,7 +289,7 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
     count = store.tokenizer.count
     name = store.tokenizer.name
     (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
-    batch = before + 1 if len(new) > 1 else None  # the batch's label: the first id it takes
+    batch = _next_batch(conn) if len(new) > 1 else None  # the label its rows share
     rows = []
     for entry in new:
         item = entry.item
@@ -346,3 +346,21 @@ def feed_ids(conn: driver.Connection, ids: Iterable[int]) -> None:
 def _chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(values), CHUNK):
         yield values[start : start + CHUNK]
+
+
+_MAX_INTEGER = 2**63 - 1
+
+
+def _next_batch(conn: Any) -> int:
+    """A label no batch has yet: one past the largest (from the partial index), else below the least.
+
+    Only equality matters (``search/episodes.py``): two rows share a label when
+    one ``write_many`` call wrote both. Ids are no label: at SQLite's largest
+    rowid they are picked at random.
+    """
+    high, low = conn.execute(
+        "SELECT max(batch), min(batch) FROM memories WHERE batch IS NOT NULL"
+    ).fetchone()
+    if high is None:
+        return 1
+    return high + 1 if high < _MAX_INTEGER else low - 1
