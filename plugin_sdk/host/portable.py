@@ -176,14 +176,7 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
         "project": name,
         "migrations": store.schema_version,
     }
-    used = {
-        row[0]
-        for row in store.db.execute(
-            "SELECT DISTINCT c.pack FROM memories m JOIN categories c ON c.name = m.category "
-            "WHERE m.project = ?",
-            [name],
-        )
-    }
+    used = store.tables.memories.packs_used(name)
     for row in _rows(store, "SELECT * FROM packs ORDER BY installed_at, rowid", [], "packs"):
         if row["name"] in used:
             yield {
@@ -193,15 +186,12 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
                 "content_hash": row["content_hash"],
                 "document": json.loads(row["document"]),
             }
-    for row in store.db.execute(
-        "SELECT category, field, user_override FROM criteria "
-        "WHERE user_override IS NOT NULL ORDER BY category, field"
-    ):
+    for category, field, value in store.tables.packs.all_overrides():
         yield {
             "record": "criteria_override",
-            "category": row[0],
-            "field": row[1],
-            "value": json.loads(row[2]),
+            "category": category,
+            "field": field,
+            "value": json.loads(value),
         }
     cells = {
         row.pop("memory_id"): row
@@ -418,15 +408,8 @@ def _load_pack(store: Store, record: dict[str, Any], project: str, ids: Any) -> 
 
 
 def _load_override(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
-    store.db.execute(
-        "UPDATE criteria SET user_override = ?, updated_at = ? "
-        "WHERE category = ? AND field = ? AND user_override IS NULL",
-        [
-            json.dumps(record["value"], ensure_ascii=False),
-            store.now(),
-            record["category"],
-            record["field"],
-        ],
+    store.tables.packs.import_override(
+        record["category"], record["field"], json.dumps(record["value"], ensure_ascii=False)
     )
 
 
@@ -571,7 +554,6 @@ def _relink(
             continue
         if merged_from is not None:
             merged_from = json.dumps([ids.get(i, i) for i in json.loads(merged_from)])
-        store.db.execute(
-            "UPDATE memories SET superseded_by = ?, merged_from = ? WHERE id = ?",
-            [None if successor is None else ids.get(successor, successor), merged_from, new],
+        store.tables.memories.relink(
+            new, None if successor is None else ids.get(successor, successor), merged_from
         )

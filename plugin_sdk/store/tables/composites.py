@@ -26,6 +26,25 @@ class CompositeRows(CompositeReads):
         self.store = store
         self.db = store.db
 
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def delete_project(self, project: str) -> dict[str, int]:
+        """Delete the composites headed by the project's memories, their events, and the
+        project's memberships (its reference sets go first); rows per table."""
+        heads = "SELECT id FROM memories WHERE project = ?"
+        owned = f"SELECT id FROM composites WHERE head_memory_id IN ({heads})"
+        return {
+            "composite_events": self.db.execute(
+                f"DELETE FROM composite_events WHERE composite_id IN ({owned})", [project]
+            ).rowcount,
+            "composite_members": self.db.execute(
+                f"DELETE FROM composite_members WHERE member_memory_id IN ({heads})", [project]
+            ).rowcount,
+            "composites": self.db.execute(
+                f"DELETE FROM composites WHERE head_memory_id IN ({heads})", [project]
+            ).rowcount,
+        }
+
     # One composite
 
     def row(self, composite_id: int) -> dict[str, Any] | None:

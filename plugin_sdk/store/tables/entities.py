@@ -66,6 +66,27 @@ class EntityRows:
         self.store = store
         self.db = store.db
 
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def project_counts(self) -> dict[str, int]:
+        """Entities per project."""
+        return dict(
+            self.db.execute("SELECT project, count(*) FROM entities GROUP BY project").fetchall()
+        )
+
+    def same_names(self, source: str, target: str) -> list[tuple[int, int]]:
+        """(source id, target id) of each entity of ``source`` whose name ``target`` has too
+        (case aside)."""
+        return self.db.execute(
+            """SELECT s.id, t.id FROM entities s JOIN entities t
+               ON t.project = ? AND lower(t.name) = lower(s.name) WHERE s.project = ?""",
+            [target, source],
+        ).fetchall()
+
+    def delete_one(self, entity_id: int) -> None:
+        """Delete one entity row (what pointed at it was repointed first)."""
+        self.db.execute("DELETE FROM entities WHERE id = ?", [entity_id])
+
     @cached_property
     def links(self) -> LinkRows:
         """memory_entities: which memories link to which entities, in which role."""

@@ -24,6 +24,23 @@ class PackRows:
         self.store = store
         self.db = store.db
 
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def all_overrides(self) -> list[tuple[str, str, str]]:
+        """(category, field, user_override JSON) of every overridden criteria field, in order."""
+        return self.db.execute(
+            "SELECT category, field, user_override FROM criteria "
+            "WHERE user_override IS NOT NULL ORDER BY category, field"
+        ).fetchall()
+
+    def import_override(self, category: str, field: str, value: str) -> None:
+        """Set an imported override (JSON text) where the store has none of its own (now)."""
+        self.db.execute(
+            "UPDATE criteria SET user_override = ?, updated_at = ? "
+            "WHERE category = ? AND field = ? AND user_override IS NULL",
+            [value, self.store.now(), category, field],
+        )
+
     # packs
 
     def all(self) -> list[dict[str, Any]]:
