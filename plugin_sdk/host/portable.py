@@ -177,7 +177,7 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
         "migrations": store.schema_version,
     }
     used = store.tables.memories.packs_used(name)
-    for row in _rows(store, "SELECT * FROM packs ORDER BY installed_at, rowid", [], "packs"):
+    for row in _rows(store, store.tables.packs.export_rows(), "packs"):
         if row["name"] in used:
             yield {
                 "record": "pack",
@@ -195,66 +195,31 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
         }
     cells = {
         row.pop("memory_id"): row
-        for row in _rows(
-            store,
-            "SELECT c.* FROM memory_cells c JOIN memories m ON m.id = c.memory_id "
-            "WHERE m.project = ?",
-            [name],
-            "memory_cells",
-        )
+        for row in _rows(store, store.tables.cells.export_rows(name), "memory_cells")
     }
-    for row in _rows(
-        store, "SELECT * FROM memories WHERE project = ? ORDER BY id", [name], "memories"
-    ):
+    for row in _rows(store, store.tables.memories.export_rows(name), "memories"):
         row.pop("project")
         yield {"record": "memory", **row, "cell": cells.get(row["id"])}
-    composites = "SELECT id FROM composites WHERE head_memory_id IN " + _OWN
-    for row in _rows(
-        store,
-        f"SELECT * FROM composites WHERE id IN ({composites}) ORDER BY id",
-        [name],
-        "composites",
-    ):
-        members = store.db.execute(
-            "SELECT member_memory_id, position FROM composite_members "
-            "WHERE composite_id = ? ORDER BY position, member_memory_id",
-            [row["id"]],
-        ).fetchall()
+    for row in _rows(store, store.tables.composites.export_rows(name), "composites"):
+        members = store.tables.composites.export_members(row["id"])
         yield {"record": "composite", **row, "members": [list(m) for m in members]}
-    for row in _rows(
-        store, "SELECT * FROM entities WHERE project = ? ORDER BY id", [name], "entities"
-    ):
+    for row in _rows(store, store.tables.entities.export_rows(name), "entities"):
         row.pop("project")
         yield {"record": "entity", **row}
-    for row in _rows(
-        store,
-        f"SELECT * FROM memory_entities WHERE memory_id IN {_OWN} "
-        "ORDER BY memory_id, entity_id, role",
-        [name],
-        "memory_entities",
-    ):
+    for row in _rows(store, store.tables.entities.export_links(name), "memory_entities"):
         yield {"record": "memory_entity", **row}
-    for row in _rows(
-        store, "SELECT * FROM relations WHERE project = ? ORDER BY id", [name], "relations"
-    ):
+    for row in _rows(store, store.tables.relations.export_rows(name), "relations"):
         row.pop("project")
         yield {"record": "relation", **row}
     for spec in _TABLES:
-        for row in _rows(
-            store,
-            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}",
-            [name],
-            spec.table,
-        ):
+        rows = store.db.query(
+            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}", [name]
+        )
+        for row in _rows(store, rows, spec.table):
             row.pop("project")
             yield {"record": spec.record, **row}
     if _table_exists(store, "forgotten"):
-        for row in _rows(
-            store,
-            "SELECT * FROM forgotten WHERE project = ? ORDER BY memory_id",
-            [name],
-            "forgotten",
-        ):
+        for row in _rows(store, store.tables.memories.export_forgotten(name), "forgotten"):
             row.pop("project")
             yield {"record": "forgotten", **row}
 
@@ -320,12 +285,10 @@ def import_project(
     return loaded
 
 
-_OWN = "(SELECT id FROM memories WHERE project = ?)"
-
-
-def _rows(store: Store, sql: str, params: list[Any], table: str) -> Iterator[dict[str, Any]]:
+def _rows(store: Store, rows: Iterable[dict[str, Any]], table: str) -> Iterator[dict[str, Any]]:
+    """``rows`` of ``table`` with their stored columns only (generated ones aside)."""
     stored = _stored_columns(store, table)
-    for row in store.db.query(sql, params):
+    for row in rows:
         yield {key: value for key, value in row.items() if key in stored}
 
 

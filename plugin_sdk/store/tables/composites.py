@@ -11,6 +11,7 @@ The reads the block, recall and ranking make over composites are in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.tables.composite_reads import CompositeReads
@@ -27,6 +28,22 @@ class CompositeRows(CompositeReads):
         self.db = store.db
 
     # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """The composites headed by ``project``'s memories, by id."""
+        return self.db.query(
+            "SELECT * FROM composites WHERE id IN (SELECT id FROM composites WHERE head_memory_id "
+            "IN (SELECT id FROM memories WHERE project = ?)) ORDER BY id",
+            [project],
+        )
+
+    def export_members(self, composite_id: int) -> list[tuple[int, int]]:
+        """A composite's (member_memory_id, position), in order."""
+        return self.db.execute(
+            "SELECT member_memory_id, position FROM composite_members "
+            "WHERE composite_id = ? ORDER BY position, member_memory_id",
+            [composite_id],
+        ).fetchall()
 
     def delete_project(self, project: str) -> dict[str, int]:
         """Delete the composites headed by the project's memories, their events, and the

@@ -11,7 +11,7 @@ entities (``memory_entities``) are :class:`LinkRows`, reached as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +67,18 @@ class EntityRows:
         self.db = store.db
 
     # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """Every entity of ``project``, by id."""
+        return self.db.query("SELECT * FROM entities WHERE project = ? ORDER BY id", [project])
+
+    def export_links(self, project: str) -> Iterator[dict[str, Any]]:
+        """The entity links of ``project``'s memories, in order."""
+        return self.db.query(
+            "SELECT * FROM memory_entities WHERE memory_id IN "
+            "(SELECT id FROM memories WHERE project = ?) ORDER BY memory_id, entity_id, role",
+            [project],
+        )
 
     def project_counts(self) -> dict[str, int]:
         """Entities per project."""

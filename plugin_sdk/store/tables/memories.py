@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -16,6 +17,16 @@ class MemoryRows:
         self.db = store.db
 
     # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """Every memory of ``project``, of every status, by id."""
+        return self.db.query("SELECT * FROM memories WHERE project = ? ORDER BY id", [project])
+
+    def export_forgotten(self, project: str) -> Iterator[dict[str, Any]]:
+        """The tombstones of ``project``'s forgotten memories, by memory id."""
+        return self.db.query(
+            "SELECT * FROM forgotten WHERE project = ? ORDER BY memory_id", [project]
+        )
 
     def packs_used(self, project: str) -> set[str]:
         """The packs whose categories the project's memories use."""

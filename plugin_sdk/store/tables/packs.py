@@ -9,6 +9,7 @@ Writes are made inside the caller's transaction (``store.atomic()``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
@@ -25,6 +26,10 @@ class PackRows:
         self.db = store.db
 
     # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """Every installed pack's row, in the order they were installed."""
+        return self.db.query("SELECT * FROM packs ORDER BY installed_at, rowid")
 
     def all_overrides(self) -> list[tuple[str, str, str]]:
         """(category, field, user_override JSON) of every overridden criteria field, in order."""
