@@ -148,6 +148,7 @@ def status_report(project_dir: Path) -> dict[str, Any]:
     """What a project's settings install, and the store's record of each hook's runs."""
     from plugin_sdk.host.claude_hooks import EVENTS, _ours
     from plugin_sdk.store import driver
+    from plugin_sdk.store.tables import hooks
 
     settings = project_dir / ".claude" / "settings.json"
     document = json.loads(settings.read_text()) if settings.exists() else {}
@@ -183,15 +184,8 @@ def status_report(project_dir: Path) -> dict[str, Any]:
         return report
     conn = driver.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        rows = conn.execute(
-            "SELECT event, runs, last_run_at, last_error, last_error_at FROM hook_runs "
-            "WHERE project = ? ORDER BY event",
-            (report["project"],),
-        ).fetchall()
-        queued = conn.execute(
-            "SELECT count(*) FROM hook_queue WHERE project = ? AND done_at IS NULL",
-            (report["project"],),
-        ).fetchone()[0]
+        rows = hooks.runs(conn, report["project"])
+        queued = hooks.queued_count(conn, report["project"])
     except driver.OperationalError:
         rows, queued = [], 0
     finally:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.host.hook_queue import now, pending, record_run
+from plugin_sdk.host.hook_queue import pending, record_run
+from plugin_sdk.store.tables import hooks
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -65,18 +66,9 @@ def drain(store: Store) -> dict[str, Any]:
             seen.add(transcript)
         except MemsdkError as error:
             report["error"] = str(error)
-            with conn:
-                conn.execute(
-                    "UPDATE hook_queue SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                    (str(error), queue_id),
-                )
+            hooks.mark_failed(conn, queue_id, str(error))
             break
-        with conn:
-            conn.execute(
-                "UPDATE hook_queue SET done_at = ?, attempts = attempts + 1, summary = ? "
-                "WHERE id = ?",
-                (now(), "; ".join(report["summaries"][-1:]), queue_id),
-            )
+        hooks.mark_done(conn, queue_id, "; ".join(report["summaries"][-1:]))
         report["done"] += 1
     record_run(conn, store.project, EVENT, report["error"])
     return report

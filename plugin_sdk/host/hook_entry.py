@@ -180,8 +180,10 @@ def _project(cwd: str | None) -> str:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """A plain connection to the store; a store without the queue is migrated first."""
+    from plugin_sdk.store.tables.hooks import has_queue
+
     conn = sqlite3.connect(path, timeout=5)
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'hook_queue'").fetchone() is None:
+    if not has_queue(conn):
         conn.close()
         from plugin_sdk.store.connection import Store
 

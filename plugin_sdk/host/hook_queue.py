@@ -9,7 +9,8 @@ model leaves it there, and the import ledger (``transcripts/ledger.py``) sends
 only what was not sent before, so nothing is read twice.
 
 Functions here take a plain :class:`sqlite3.Connection` (what the lean hook
-entry point opens) or a store's ``db.conn``: no import of sqlite-utils.
+entry point opens) or a store's ``db.conn``: no import of sqlite-utils. The
+statements are the owner's, ``store/tables/hooks.py`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -19,15 +20,23 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from plugin_sdk.store.tables import hooks
+from plugin_sdk.store.tables.hooks import first_notice, now, pending, record_run
+
+__all__ = [
+    "enqueue",
+    "first_notice",
+    "now",
+    "pending",
+    "record_run",
+    "session_files",
+    "start_drain",
+]
+
 DRAIN_LOG = "drain.log"
-
-
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def session_files(transcript: Path) -> list[dict[str, Any]]:
@@ -43,49 +52,7 @@ def enqueue(
     conn: sqlite3.Connection, project: str, session: str, event: str, transcript: Path
 ) -> int:
     """Queue ``transcript`` (and its sub-agents' files) for the historian; the row's id."""
-    files = json.dumps(session_files(transcript))
-    with conn:
-        cursor = conn.execute(
-            "INSERT INTO hook_queue (project, session_id, event, files, queued_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (project, session, event, files, now()),
-        )
-    return int(cursor.lastrowid or 0)
-
-
-def pending(conn: sqlite3.Connection, project: str) -> list[sqlite3.Row | tuple[Any, ...]]:
-    """Queued rows of ``project`` not done yet, oldest first: (id, files, attempts)."""
-    return conn.execute(
-        "SELECT id, files, attempts FROM hook_queue WHERE project = ? AND done_at IS NULL "
-        "ORDER BY id",
-        (project,),
-    ).fetchall()
-
-
-def record_run(conn: sqlite3.Connection, project: str, event: str, error: str | None) -> None:
-    """Note that ``event``'s hook ran for ``project`` (and its error, if it failed)."""
-    at = now()
-    with conn:
-        conn.execute(
-            "INSERT INTO hook_runs (project, event, runs, last_run_at, last_ok_at, last_error, "
-            "last_error_at) VALUES (?, ?, 1, ?, ?, ?, ?) ON CONFLICT (project, event) DO UPDATE "
-            "SET runs = runs + 1, last_run_at = excluded.last_run_at, "
-            "last_ok_at = coalesce(excluded.last_ok_at, last_ok_at), "
-            "last_error = coalesce(excluded.last_error, last_error), "
-            "last_error_at = coalesce(excluded.last_error_at, last_error_at)",
-            (project, event, at, None if error else at, error, at if error else None),
-        )
-
-
-def first_notice(conn: sqlite3.Connection, session: str, project: str, notice: str) -> bool:
-    """Whether ``notice`` is new to ``session`` (it is then recorded: said once per session)."""
-    with conn:
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO hook_notices (session_id, project, notice, at) "
-            "VALUES (?, ?, ?, ?)",
-            (session, project, notice, now()),
-        )
-    return cursor.rowcount == 1
+    return hooks.enqueue(conn, project, session, event, json.dumps(session_files(transcript)))
 
 
 def drain_command(db: Path, project: str, model: str | None) -> list[str]:

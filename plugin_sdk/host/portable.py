@@ -176,15 +176,8 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
         "project": name,
         "migrations": store.schema_version,
     }
-    used = {
-        row[0]
-        for row in store.db.execute(
-            "SELECT DISTINCT c.pack FROM memories m JOIN categories c ON c.name = m.category "
-            "WHERE m.project = ?",
-            [name],
-        )
-    }
-    for row in _rows(store, "SELECT * FROM packs ORDER BY installed_at, rowid", [], "packs"):
+    used = store.tables.memories.packs_used(name)
+    for row in _rows(store, store.tables.packs.export_rows(), "packs"):
         if row["name"] in used:
             yield {
                 "record": "pack",
@@ -193,78 +186,40 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
                 "content_hash": row["content_hash"],
                 "document": json.loads(row["document"]),
             }
-    for row in store.db.execute(
-        "SELECT category, field, user_override FROM criteria "
-        "WHERE user_override IS NOT NULL ORDER BY category, field"
-    ):
+    for category, field, value in store.tables.packs.all_overrides():
         yield {
             "record": "criteria_override",
-            "category": row[0],
-            "field": row[1],
-            "value": json.loads(row[2]),
+            "category": category,
+            "field": field,
+            "value": json.loads(value),
         }
     cells = {
         row.pop("memory_id"): row
-        for row in _rows(
-            store,
-            "SELECT c.* FROM memory_cells c JOIN memories m ON m.id = c.memory_id "
-            "WHERE m.project = ?",
-            [name],
-            "memory_cells",
-        )
+        for row in _rows(store, store.tables.cells.export_rows(name), "memory_cells")
     }
-    for row in _rows(
-        store, "SELECT * FROM memories WHERE project = ? ORDER BY id", [name], "memories"
-    ):
+    for row in _rows(store, store.tables.memories.export_rows(name), "memories"):
         row.pop("project")
         yield {"record": "memory", **row, "cell": cells.get(row["id"])}
-    composites = "SELECT id FROM composites WHERE head_memory_id IN " + _OWN
-    for row in _rows(
-        store,
-        f"SELECT * FROM composites WHERE id IN ({composites}) ORDER BY id",
-        [name],
-        "composites",
-    ):
-        members = store.db.execute(
-            "SELECT member_memory_id, position FROM composite_members "
-            "WHERE composite_id = ? ORDER BY position, member_memory_id",
-            [row["id"]],
-        ).fetchall()
+    for row in _rows(store, store.tables.composites.export_rows(name), "composites"):
+        members = store.tables.composites.export_members(row["id"])
         yield {"record": "composite", **row, "members": [list(m) for m in members]}
-    for row in _rows(
-        store, "SELECT * FROM entities WHERE project = ? ORDER BY id", [name], "entities"
-    ):
+    for row in _rows(store, store.tables.entities.export_rows(name), "entities"):
         row.pop("project")
         yield {"record": "entity", **row}
-    for row in _rows(
-        store,
-        f"SELECT * FROM memory_entities WHERE memory_id IN {_OWN} "
-        "ORDER BY memory_id, entity_id, role",
-        [name],
-        "memory_entities",
-    ):
+    for row in _rows(store, store.tables.entities.export_links(name), "memory_entities"):
         yield {"record": "memory_entity", **row}
-    for row in _rows(
-        store, "SELECT * FROM relations WHERE project = ? ORDER BY id", [name], "relations"
-    ):
+    for row in _rows(store, store.tables.relations.export_rows(name), "relations"):
         row.pop("project")
         yield {"record": "relation", **row}
     for spec in _TABLES:
-        for row in _rows(
-            store,
-            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}",
-            [name],
-            spec.table,
-        ):
+        rows = store.db.query(
+            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}", [name]
+        )
+        for row in _rows(store, rows, spec.table):
             row.pop("project")
             yield {"record": spec.record, **row}
     if _table_exists(store, "forgotten"):
-        for row in _rows(
-            store,
-            "SELECT * FROM forgotten WHERE project = ? ORDER BY memory_id",
-            [name],
-            "forgotten",
-        ):
+        for row in _rows(store, store.tables.memories.export_forgotten(name), "forgotten"):
             row.pop("project")
             yield {"record": "forgotten", **row}
 
@@ -330,12 +285,10 @@ def import_project(
     return loaded
 
 
-_OWN = "(SELECT id FROM memories WHERE project = ?)"
-
-
-def _rows(store: Store, sql: str, params: list[Any], table: str) -> Iterator[dict[str, Any]]:
+def _rows(store: Store, rows: Iterable[dict[str, Any]], table: str) -> Iterator[dict[str, Any]]:
+    """``rows`` of ``table`` with their stored columns only (generated ones aside)."""
     stored = _stored_columns(store, table)
-    for row in store.db.query(sql, params):
+    for row in rows:
         yield {key: value for key, value in row.items() if key in stored}
 
 
@@ -418,15 +371,8 @@ def _load_pack(store: Store, record: dict[str, Any], project: str, ids: Any) -> 
 
 
 def _load_override(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
-    store.db.execute(
-        "UPDATE criteria SET user_override = ?, updated_at = ? "
-        "WHERE category = ? AND field = ? AND user_override IS NULL",
-        [
-            json.dumps(record["value"], ensure_ascii=False),
-            store.now(),
-            record["category"],
-            record["field"],
-        ],
+    store.tables.packs.import_override(
+        record["category"], record["field"], json.dumps(record["value"], ensure_ascii=False)
     )
 
 
@@ -571,7 +517,6 @@ def _relink(
             continue
         if merged_from is not None:
             merged_from = json.dumps([ids.get(i, i) for i in json.loads(merged_from)])
-        store.db.execute(
-            "UPDATE memories SET superseded_by = ?, merged_from = ? WHERE id = ?",
-            [None if successor is None else ids.get(successor, successor), merged_from, new],
+        store.tables.memories.relink(
+            new, None if successor is None else ids.get(successor, successor), merged_from
         )

@@ -46,16 +46,11 @@ def list_projects(store: Store) -> list[ProjectInfo]:
     """Every project the store holds anything for, the busiest first (then by name)."""
     counts: dict[str, dict[str, int]] = {}
     last: dict[str, str | None] = {}
-    for project, status, number, latest in store.db.execute(
-        """SELECT project, status, count(*), max(updated_at) FROM memories
-           GROUP BY project, status"""
-    ):
+    for project, status, number, latest in store.tables.memories.project_counts():
         counts.setdefault(project, {})[status] = number
         if latest and (last.get(project) or "") < latest:
             last[project] = latest
-    entities = dict(
-        store.db.execute("SELECT project, count(*) FROM entities GROUP BY project").fetchall()
-    )
+    entities = store.tables.entities.project_counts()
     names = set(counts) | set(entities) | set(_other_projects(store))
     infos = [
         ProjectInfo(
@@ -137,27 +132,10 @@ def delete_project(store: Store, name: str) -> dict[str, int]:
     with store.atomic():
         # Rows without a project column that point at the project's rows and
         # do not go by themselves (no ON DELETE CASCADE) go first.
-        heads = "SELECT id FROM memories WHERE project = ?"
-        for table, where in (
-            (
-                "reference_sets",
-                f"composite_id IN (SELECT id FROM composites WHERE head_memory_id IN ({heads}))",
-            ),
-            (
-                "composite_events",
-                f"composite_id IN (SELECT id FROM composites WHERE head_memory_id IN ({heads}))",
-            ),
-            ("composite_members", f"member_memory_id IN ({heads})"),
-            ("composites", f"head_memory_id IN ({heads})"),
-            ("proposal_events", "proposal_id IN (SELECT id FROM proposals WHERE project = ?)"),
-            (
-                "proposal_applications",
-                "proposal_id IN (SELECT id FROM proposals WHERE project = ?)",
-            ),
-        ):
-            if _table_exists(store, table):
-                deleted[table] = _delete_rows(store, table, where, [name])
-        store.db.execute("UPDATE memories SET superseded_by = NULL WHERE project = ?", [name])
+        deleted["reference_sets"] = store.tables.refsets.delete_project(name)
+        deleted.update(store.tables.composites.delete_project(name))
+        deleted.update(store.tables.proposals.delete_project_history(name))
+        store.tables.memories.unlink_successors(name)
         for table in _children_first(store, project_tables(store)):
             deleted[table] = _delete_rows(store, table, "project = ?", [name])
     return {table: n for table, n in deleted.items() if n}
@@ -207,19 +185,10 @@ def _fold_memories(store: Store, source: str, target: str) -> int:
     at the source's copy (entity links, a successor's ``superseded_by``)
     points at the target's; then the copy goes.
     """
-    pairs = store.db.execute(
-        """SELECT s.id, t.id FROM memories s JOIN memories t
-           ON t.project = ? AND t.category = s.category AND t.normalized_hash = s.normalized_hash
-           WHERE s.project = ? ORDER BY s.id""",
-        [target, source],
-    ).fetchall()
+    pairs = store.tables.memories.repeats_between(source, target)
     references = [ref for ref in _references_to(store, "memories") if ref[0] != "composites"]
     for source_id, target_id in pairs:
-        store.db.execute(
-            """UPDATE memories SET seen_count = seen_count +
-               (SELECT seen_count FROM memories WHERE id = ?) WHERE id = ?""",
-            [source_id, target_id],
-        )
+        store.tables.memories.add_seen(source_id, target_id)
         store.composites.repoint(source_id, target_id)
         store.composites.mark_stale(target_id)
         for table, column in references:
@@ -228,16 +197,12 @@ def _fold_memories(store: Store, source: str, target: str) -> int:
                 [target_id, source_id],
             )
             store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
-        store.db.execute("DELETE FROM memories WHERE id = ?", [source_id])
+        store.tables.memories.delete_one(source_id)
     return len(pairs)
 
 
 def _merge_entities(store: Store, source: str, target: str) -> int:
-    pairs = store.db.execute(
-        """SELECT s.id, t.id FROM entities s JOIN entities t
-           ON t.project = ? AND lower(t.name) = lower(s.name) WHERE s.project = ?""",
-        [target, source],
-    ).fetchall()
+    pairs = store.tables.entities.same_names(source, target)
     references = _references_to(store, "entities")
     for source_id, target_id in pairs:
         for table, column in references:
@@ -246,7 +211,7 @@ def _merge_entities(store: Store, source: str, target: str) -> int:
                 [target_id, source_id],
             )
             store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
-        store.db.execute("DELETE FROM entities WHERE id = ?", [source_id])
+        store.tables.entities.delete_one(source_id)
     return len(pairs)
 
 
@@ -288,12 +253,3 @@ def _children_first(store: Store, tables: list[str]) -> list[str]:
 def _delete_rows(store: Store, table: str, where: str, params: list[Any]) -> int:
     count = where.count("?")
     return store.db.execute(f"DELETE FROM [{table}] WHERE {where}", params * count).rowcount
-
-
-def _table_exists(store: Store, table: str) -> bool:
-    return (
-        store.db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
-        ).fetchone()
-        is not None
-    )

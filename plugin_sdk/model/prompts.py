@@ -176,25 +176,15 @@ def record_session(store: Store, session_id: str, *, project: str | None = None)
 
 def write_session(store: Store, session_id: str, project: str, digest: str) -> None:
     """The statement of :func:`record_session`, for a caller's own transaction."""
-    now = store.now()
-    store.db.execute(
-        """INSERT INTO session_meta (session_id, project, system_prompt_hash, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (session_id) DO UPDATE SET
-               system_prompt_hash = excluded.system_prompt_hash,
-               updated_at = excluded.updated_at""",
-        [session_id, project, digest, now, now],
-    )
+    store.tables.sessions.record_surface(session_id, project, digest)
 
 
 def is_stale(store: Store, session_id: str) -> bool:
     """Whether the surface changed since :func:`record_session` for this session."""
-    row = store.db.execute(
-        "SELECT system_prompt_hash FROM session_meta WHERE session_id = ?", [session_id]
-    ).fetchone()
-    if row is None:
+    recorded = store.tables.sessions.surface(session_id)
+    if recorded is None:
         raise NotFound(f"no session {session_id!r} recorded in store {store.path}")
-    return bool(row[0] != surface_hash(store))
+    return recorded != surface_hash(store)
 
 
 def _category_block(category: Category) -> str:

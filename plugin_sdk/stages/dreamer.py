@@ -80,20 +80,10 @@ class TaskContext:
     def save(self, cursor: Any, handled: int) -> None:
         """Record the new place (inside :meth:`batch`); renews the lease."""
         until = _iso(self.store.clock() + timedelta(seconds=self.lease_seconds))
-        updated = self.store.db.execute(
-            """UPDATE dreamer_state SET cursor = ?, done = done + ?, updated_at = ?, lease_until = ?
-               WHERE task = ? AND project = ? AND lease_owner = ?""",
-            [
-                json.dumps(cursor),
-                handled,
-                self.store.now(),
-                until,
-                self.task.name,
-                self.project,
-                self.owner,
-            ],
+        saved = self.store.tables.sessions.save_cursor(
+            self.task.name, self.project, self.owner, json.dumps(cursor), handled, until
         )
-        if updated.rowcount != 1:
+        if not saved:
             raise LeaseLost(
                 f"dreamer task {self.task.name!r}: the lease was taken over; batch rolled back"
             )
@@ -144,12 +134,7 @@ class Dreamer:
 
     def status(self) -> list[dict[str, Any]]:
         """Every registered task with its stored state for this project."""
-        rows = {
-            row["task"]: row
-            for row in self.store.db.query(
-                "SELECT * FROM dreamer_state WHERE project = ?", [self.project]
-            )
-        }
+        rows = {row["task"]: row for row in self.store.tables.sessions.dreamer_states(self.project)}
         result = []
         for name, task in sorted(self.tasks.items()):
             row = rows.get(name, {})
@@ -219,15 +204,8 @@ class Dreamer:
         now = self.store.clock()
         until = _iso(now + timedelta(seconds=self.lease_seconds))
         with self.store.atomic():
-            self.store.db.execute(
-                "INSERT OR IGNORE INTO dreamer_state (task, project) VALUES (?, ?)",
-                [task.name, self.project],
-            )
-            row = self.store.db.execute(
-                "SELECT lease_owner, lease_until, cursor, done FROM dreamer_state WHERE task = ? AND project = ?",
-                [task.name, self.project],
-            ).fetchone()
-            owner, lease_until, cursor, done = row
+            rows = self.store.tables.sessions
+            owner, lease_until, cursor, done = rows.dreamer_lease(task.name, self.project)
             if (
                 owner
                 and owner != self.owner
@@ -238,11 +216,7 @@ class Dreamer:
                 raise TaskBusy(
                     f"dreamer task {task.name!r} is running in {owner} (lease until {lease_until})"
                 )
-            self.store.db.execute(
-                """UPDATE dreamer_state SET lease_owner = ?, lease_until = ?, status = 'running',
-                   started_at = ?, last_error = NULL WHERE task = ? AND project = ?""",
-                [self.owner, until, _iso(now), task.name, self.project],
-            )
+            rows.take_lease(task.name, self.project, self.owner, until, _iso(now))
         return TaskContext(
             store=self.store,
             task=task,
@@ -255,26 +229,16 @@ class Dreamer:
 
     def _finish(self, task: DreamerTask) -> None:
         with self.store.atomic():
-            self.store.db.execute(
-                """UPDATE dreamer_state SET cursor = NULL, done = 0, passes = passes + 1,
-                   status = 'idle', finished_at = ?, lease_owner = NULL, lease_until = NULL
-                   WHERE task = ? AND project = ? AND lease_owner = ?""",
-                [self.store.now(), task.name, self.project, self.owner],
-            )
+            self.store.tables.sessions.finish_pass(task.name, self.project, self.owner)
 
     def _release(self, task: DreamerTask, *, status: str, error: str | None = None) -> None:
         with self.store.atomic():
-            self.store.db.execute(
-                """UPDATE dreamer_state SET status = ?, last_error = ?, lease_owner = NULL,
-                   lease_until = NULL, updated_at = ? WHERE task = ? AND project = ? AND lease_owner = ?""",
-                [
-                    status,
-                    None if error is None else redact(error),
-                    self.store.now(),
-                    task.name,
-                    self.project,
-                    self.owner,
-                ],
+            self.store.tables.sessions.release(
+                task.name,
+                self.project,
+                self.owner,
+                status,
+                None if error is None else redact(error),
             )
 
 

@@ -486,10 +486,7 @@ def delta(
 ) -> Delta:
     """Render what changed since the session's last injection or delta, and record it."""
     project = project or store.project
-    row = store.db.execute(
-        "SELECT budget, shown FROM injections WHERE session_id = ? AND project = ?",
-        [session, project],
-    ).fetchone()
+    row = store.tables.sessions.last_injection(session, project)
     if row is None:
         raise NotFound(f"no injection recorded for session {session!r}; inject with session= first")
     before: dict[str, str] = json.loads(row[1])
@@ -580,16 +577,10 @@ def _record(store: Store, session: str, project: str, result: Injection) -> None
     shown = json.dumps({str(k): v for k, v in result.hashes.items()}, sort_keys=True)
     digest = hashlib.sha256(result.text.encode("utf-8")).hexdigest()
     prompt = prompts.surface_hash(store)  # what is_stale compares with later
-    now = store.now()
 
     def write() -> None:
-        store.db.execute(
-            """INSERT INTO injections (session_id, project, budget, tokens, text_hash, shown, created_at)
-               VALUES (?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (session_id, project) DO UPDATE SET budget = excluded.budget,
-                   tokens = excluded.tokens, text_hash = excluded.text_hash,
-                   shown = excluded.shown, created_at = excluded.created_at""",
-            [session, project, result.budget, result.tokens, digest, shown, now],
+        store.tables.sessions.record_injection(
+            session, project, result.budget, result.tokens, digest, shown
         )
         prompts.write_session(store, session, project, prompt)
 

@@ -43,6 +43,7 @@ from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.search.engine import index_check, rebuild_index
+from plugin_sdk.store.tables import sessions
 from plugin_sdk.store.writing import pending
 
 CHECKS = (
@@ -317,10 +318,7 @@ def _dreamer(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetim
     if not db["dreamer_state"].exists():
         return
     stamp = now.isoformat(timespec="microseconds")
-    for task, project, cursor, status, owner, until in db.execute(
-        """SELECT task, project, cursor, status, lease_owner, lease_until FROM dreamer_state
-           ORDER BY task, project"""
-    ).fetchall():
+    for task, project, cursor, status, owner, until in sessions.dreamer_leases(db):
         where = f"dreamer task {task!r} of project {project!r}"
         if cursor is not None:
             try:
@@ -333,12 +331,7 @@ def _dreamer(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetim
             fixed = False
             if repair:
                 with db.atomic():
-                    db.execute(
-                        """UPDATE dreamer_state SET status = 'idle', lease_owner = NULL,
-                           lease_until = NULL WHERE task = ? AND project = ? AND lease_owner = ?
-                           AND lease_until = ?""",
-                        [task, project, owner, until],
-                    )
+                    sessions.release_stale_lease(db, task, project, owner, until)
                 fixed = True
             report.add(
                 "dreamer",

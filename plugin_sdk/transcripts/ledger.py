@@ -168,11 +168,7 @@ class Ledger:
         self.project = project or store.project
 
     def get(self, path: Path) -> Entry | None:
-        row = self.store.db.execute(
-            "SELECT format, offset_bytes, content_hash, last_key, cursors, messages, imported_at "
-            "FROM transcript_imports WHERE path = ? AND project = ?",
-            [_key(path), self.project],
-        ).fetchone()
+        row = self.store.tables.sessions.import_entry(_key(path), self.project)
         if row is None:
             return None
         mark = Mark(row[1], row[2], row[3], json.loads(row[4]))
@@ -181,36 +177,21 @@ class Ledger:
     def record(self, path: Path, format: str, mark: Mark, sent: int) -> None:
         """Save how far ``path`` was imported; ``sent`` messages were sent this time."""
         with self.store.atomic():
-            self.store.db.execute(
-                """INSERT INTO transcript_imports (path, project, format, offset_bytes, last_key,
-                       content_hash, cursors, messages, imported_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                   ON CONFLICT (path, project) DO UPDATE SET
-                       format = excluded.format, offset_bytes = excluded.offset_bytes,
-                       last_key = excluded.last_key, content_hash = excluded.content_hash,
-                       cursors = excluded.cursors,
-                       messages = transcript_imports.messages + excluded.messages,
-                       imported_at = excluded.imported_at""",
-                [
-                    _key(path),
-                    self.project,
-                    format,
-                    mark.offset,
-                    mark.last_key,
-                    mark.content_hash,
-                    json.dumps(mark.cursors, sort_keys=True),
-                    sent,
-                    self.store.now(),
-                ],
+            self.store.tables.sessions.record_import(
+                _key(path),
+                self.project,
+                format,
+                mark.offset,
+                mark.last_key,
+                mark.content_hash,
+                json.dumps(mark.cursors, sort_keys=True),
+                sent,
             )
 
     def entries(self) -> list[Entry]:
         """Every file imported into this project, most recent first."""
-        rows = self.store.db.execute(
-            "SELECT path FROM transcript_imports WHERE project = ? ORDER BY imported_at DESC",
-            [self.project],
-        ).fetchall()
-        return [entry for (path,) in rows if (entry := self.get(Path(path))) is not None]
+        paths = self.store.tables.sessions.imported_paths(self.project)
+        return [entry for path in paths if (entry := self.get(Path(path))) is not None]
 
 
 def _key(path: Path) -> str:

@@ -4,7 +4,9 @@
 when a table is written from anywhere else, or when SQL appears outside the
 store layer. Areas reach an owner as ``store.tables.<group>`` and call its
 typed methods: reads, writes, the batch forms, and the rules that go with the
-rows (status transitions, half-life on insert, strength updates).
+rows (status transitions, half-life on insert, strength updates). Each owner
+is imported on first use, so importing ``tables.hooks`` (what the lean hook
+entry point runs) imports no sqlite-utils.
 """
 
 from __future__ import annotations
@@ -12,24 +14,23 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.cells import CellRows
-from plugin_sdk.store.tables.composites import CompositeRows
-from plugin_sdk.store.tables.entities import EntityRows
-from plugin_sdk.store.tables.facts import FactRows
-from plugin_sdk.store.tables.memories import MemoryRows
-from plugin_sdk.store.tables.neardup import NeardupRows
-from plugin_sdk.store.tables.observations import ObservationRows
-from plugin_sdk.store.tables.packs import PackRows
-from plugin_sdk.store.tables.proposals import ProposalRows
-from plugin_sdk.store.tables.refsets import RefsetRows
-from plugin_sdk.store.tables.relations import RelationRows
-from plugin_sdk.store.tables.search import SearchRows
-from plugin_sdk.store.tables.sessions import SessionRows
-from plugin_sdk.store.tables.truths import TruthRows
-from plugin_sdk.store.tables.vectors import VectorRows
-
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.tables.cells import CellRows
+    from plugin_sdk.store.tables.composites import CompositeRows
+    from plugin_sdk.store.tables.entities import EntityRows
+    from plugin_sdk.store.tables.facts import FactRows
+    from plugin_sdk.store.tables.memories import MemoryRows
+    from plugin_sdk.store.tables.neardup import NeardupRows
+    from plugin_sdk.store.tables.observations import ObservationRows
+    from plugin_sdk.store.tables.packs import PackRows
+    from plugin_sdk.store.tables.proposals import ProposalRows
+    from plugin_sdk.store.tables.refsets import RefsetRows
+    from plugin_sdk.store.tables.relations import RelationRows
+    from plugin_sdk.store.tables.search import SearchRows
+    from plugin_sdk.store.tables.sessions import SessionRows
+    from plugin_sdk.store.tables.truths import TruthRows
+    from plugin_sdk.store.tables.vectors import VectorRows
 
 
 class Tables:
@@ -41,74 +42,104 @@ class Tables:
     @cached_property
     def memories(self) -> MemoryRows:
         """memories, forgotten, memory_outcomes, insert_triggers_paused."""
+        from plugin_sdk.store.tables.memories import MemoryRows
+
         return MemoryRows(self._store)
 
     @cached_property
     def search(self) -> SearchRows:
         """memories_fts, search_settings, token_counts."""
+        from plugin_sdk.store.tables.search import SearchRows
+
         return SearchRows(self._store)
 
     @cached_property
     def packs(self) -> PackRows:
         """packs, categories, criteria, criteria_history."""
+        from plugin_sdk.store.tables.packs import PackRows
+
         return PackRows(self._store)
 
     @cached_property
     def composites(self) -> CompositeRows:
         """composites, composite_members, composite_events."""
+        from plugin_sdk.store.tables.composites import CompositeRows
+
         return CompositeRows(self._store)
 
     @cached_property
     def refsets(self) -> RefsetRows:
         """reference_sets, reference_set_items."""
+        from plugin_sdk.store.tables.refsets import RefsetRows
+
         return RefsetRows(self._store)
 
     @cached_property
     def entities(self) -> EntityRows:
         """entities, memory_entities."""
+        from plugin_sdk.store.tables.entities import EntityRows
+
         return EntityRows(self._store)
 
     @cached_property
     def cells(self) -> CellRows:
         """memory_cells, grid_overrides, grid_history."""
+        from plugin_sdk.store.tables.cells import CellRows
+
         return CellRows(self._store)
 
     @cached_property
     def relations(self) -> RelationRows:
         """relations."""
+        from plugin_sdk.store.tables.relations import RelationRows
+
         return RelationRows(self._store)
 
     @cached_property
     def observations(self) -> ObservationRows:
         """observations, entity_observations."""
+        from plugin_sdk.store.tables.observations import ObservationRows
+
         return ObservationRows(self._store)
 
     @cached_property
     def facts(self) -> FactRows:
         """facts, conflicts, memory_conflicts."""
+        from plugin_sdk.store.tables.facts import FactRows
+
         return FactRows(self._store)
 
     @cached_property
     def truths(self) -> TruthRows:
         """compiled_truths, truth_impacts."""
+        from plugin_sdk.store.tables.truths import TruthRows
+
         return TruthRows(self._store)
 
     @cached_property
     def proposals(self) -> ProposalRows:
         """proposals, proposal_events, proposal_applications."""
+        from plugin_sdk.store.tables.proposals import ProposalRows
+
         return ProposalRows(self._store)
 
     @cached_property
     def sessions(self) -> SessionRows:
         """session_meta, injections, dreamer_state, transcript_imports."""
+        from plugin_sdk.store.tables.sessions import SessionRows
+
         return SessionRows(self._store)
 
     @cached_property
     def vectors(self) -> VectorRows:
         """memory_vectors, vector_state, vector_changes."""
+        from plugin_sdk.store.tables.vectors import VectorRows
+
         return VectorRows(self._store)
 
     @cached_property
     def neardup(self) -> NeardupRows:
         """neardup_bands, neardup_dirty."""
+        from plugin_sdk.store.tables.neardup import NeardupRows
+
         return NeardupRows(self._store)

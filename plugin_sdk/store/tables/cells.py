@@ -10,7 +10,7 @@ overrides and their history are :class:`OverrideRows`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,16 @@ class CellRows:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """The grid places of ``project``'s memories."""
+        return self.db.query(
+            "SELECT c.* FROM memory_cells c JOIN memories m ON m.id = c.memory_id "
+            "WHERE m.project = ?",
+            [project],
+        )
 
     @cached_property
     def overrides(self) -> OverrideRows:

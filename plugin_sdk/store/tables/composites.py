@@ -11,6 +11,7 @@ The reads the block, recall and ranking make over composites are in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.tables.composite_reads import CompositeReads
@@ -25,6 +26,41 @@ class CompositeRows(CompositeReads):
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """The composites headed by ``project``'s memories, by id."""
+        return self.db.query(
+            "SELECT * FROM composites WHERE id IN (SELECT id FROM composites WHERE head_memory_id "
+            "IN (SELECT id FROM memories WHERE project = ?)) ORDER BY id",
+            [project],
+        )
+
+    def export_members(self, composite_id: int) -> list[tuple[int, int]]:
+        """A composite's (member_memory_id, position), in order."""
+        return self.db.execute(
+            "SELECT member_memory_id, position FROM composite_members "
+            "WHERE composite_id = ? ORDER BY position, member_memory_id",
+            [composite_id],
+        ).fetchall()
+
+    def delete_project(self, project: str) -> dict[str, int]:
+        """Delete the composites headed by the project's memories, their events, and the
+        project's memberships (its reference sets go first); rows per table."""
+        heads = "SELECT id FROM memories WHERE project = ?"
+        owned = f"SELECT id FROM composites WHERE head_memory_id IN ({heads})"
+        return {
+            "composite_events": self.db.execute(
+                f"DELETE FROM composite_events WHERE composite_id IN ({owned})", [project]
+            ).rowcount,
+            "composite_members": self.db.execute(
+                f"DELETE FROM composite_members WHERE member_memory_id IN ({heads})", [project]
+            ).rowcount,
+            "composites": self.db.execute(
+                f"DELETE FROM composites WHERE head_memory_id IN ({heads})", [project]
+            ).rowcount,
+        }
 
     # One composite
 

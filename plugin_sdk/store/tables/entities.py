@@ -11,7 +11,7 @@ entities (``memory_entities``) are :class:`LinkRows`, reached as
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +65,39 @@ class EntityRows:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """Every entity of ``project``, by id."""
+        return self.db.query("SELECT * FROM entities WHERE project = ? ORDER BY id", [project])
+
+    def export_links(self, project: str) -> Iterator[dict[str, Any]]:
+        """The entity links of ``project``'s memories, in order."""
+        return self.db.query(
+            "SELECT * FROM memory_entities WHERE memory_id IN "
+            "(SELECT id FROM memories WHERE project = ?) ORDER BY memory_id, entity_id, role",
+            [project],
+        )
+
+    def project_counts(self) -> dict[str, int]:
+        """Entities per project."""
+        return dict(
+            self.db.execute("SELECT project, count(*) FROM entities GROUP BY project").fetchall()
+        )
+
+    def same_names(self, source: str, target: str) -> list[tuple[int, int]]:
+        """(source id, target id) of each entity of ``source`` whose name ``target`` has too
+        (case aside)."""
+        return self.db.execute(
+            """SELECT s.id, t.id FROM entities s JOIN entities t
+               ON t.project = ? AND lower(t.name) = lower(s.name) WHERE s.project = ?""",
+            [target, source],
+        ).fetchall()
+
+    def delete_one(self, entity_id: int) -> None:
+        """Delete one entity row (what pointed at it was repointed first)."""
+        self.db.execute("DELETE FROM entities WHERE id = ?", [entity_id])
 
     @cached_property
     def links(self) -> LinkRows:

@@ -9,6 +9,7 @@ Writes are made inside the caller's transaction (``store.atomic()``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.models import CRITERIA_FIELDS, Category, Criterion
@@ -23,6 +24,27 @@ class PackRows:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self) -> Iterator[dict[str, Any]]:
+        """Every installed pack's row, in the order they were installed."""
+        return self.db.query("SELECT * FROM packs ORDER BY installed_at, rowid")
+
+    def all_overrides(self) -> list[tuple[str, str, str]]:
+        """(category, field, user_override JSON) of every overridden criteria field, in order."""
+        return self.db.execute(
+            "SELECT category, field, user_override FROM criteria "
+            "WHERE user_override IS NOT NULL ORDER BY category, field"
+        ).fetchall()
+
+    def import_override(self, category: str, field: str, value: str) -> None:
+        """Set an imported override (JSON text) where the store has none of its own (now)."""
+        self.db.execute(
+            "UPDATE criteria SET user_override = ?, updated_at = ? "
+            "WHERE category = ? AND field = ? AND user_override IS NULL",
+            [value, self.store.now(), category, field],
+        )
 
     # packs
 

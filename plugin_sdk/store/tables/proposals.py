@@ -26,6 +26,21 @@ class ProposalRows:
         self.store = store
         self.db = store.db
 
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def delete_project_history(self, project: str) -> dict[str, int]:
+        """Delete the events and applications of the project's proposals (the proposals go
+        with the project's rows); rows per table."""
+        owned = "SELECT id FROM proposals WHERE project = ?"
+        return {
+            "proposal_events": self.db.execute(
+                f"DELETE FROM proposal_events WHERE proposal_id IN ({owned})", [project]
+            ).rowcount,
+            "proposal_applications": self.db.execute(
+                f"DELETE FROM proposal_applications WHERE proposal_id IN ({owned})", [project]
+            ).rowcount,
+        }
+
     @cached_property
     def undo(self) -> UndoLog:
         """The statements that record and revert what an apply changes."""

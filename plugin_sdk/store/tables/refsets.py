@@ -20,6 +20,18 @@ class RefsetRows:
         self.store = store
         self.db = store.db
 
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def delete_project(self, project: str) -> int:
+        """Delete the reference sets of composites headed by the project's memories; how many."""
+        return int(
+            self.db.execute(
+                """DELETE FROM reference_sets WHERE composite_id IN (SELECT id FROM composites
+                   WHERE head_memory_id IN (SELECT id FROM memories WHERE project = ?))""",
+                [project],
+            ).rowcount
+        )
+
     def insert(
         self,
         composite_id: int,

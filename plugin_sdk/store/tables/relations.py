@@ -8,7 +8,7 @@ names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,6 +49,12 @@ class RelationRows:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # Project-wide (host/projects.py, host/portable.py)
+
+    def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
+        """Every relation of ``project``, by id."""
+        return self.db.query("SELECT * FROM relations WHERE project = ? ORDER BY id", [project])
 
     def relate(
         self,
