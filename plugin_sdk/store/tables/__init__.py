@@ -24,6 +24,7 @@ from plugin_sdk.store.tables.refsets import RefsetRows
 from plugin_sdk.store.tables.relations import RelationRows
 from plugin_sdk.store.tables.search import SearchRows
 from plugin_sdk.store.tables.sessions import SessionRows
+from plugin_sdk.store.tables.toc import TocRows
 from plugin_sdk.store.tables.truths import TruthRows
 from plugin_sdk.store.tables.vectors import VectorRows
 
@@ -46,6 +47,11 @@ class Tables:
     def search(self) -> SearchRows:
         """memories_fts, search_settings, token_counts."""
         return SearchRows(self._store)
+
+    @cached_property
+    def toc(self) -> TocRows:
+        """toc_rank (outside its triggers)."""
+        return TocRows(self._store)
 
     @cached_property
     def packs(self) -> PackRows:
