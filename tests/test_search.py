@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import InvalidMemory, Store, hookimpl, make_plugin_manager, resolve_pack
-from plugin_sdk.store.search.engine import index_check
 from plugin_sdk.store.search.query import parse, shipped_stopwords, tokens
 from plugin_sdk.store.search.ranking import DEFAULTS, set_setting
 from plugin_sdk.store.search.ranking import settings as search_settings
+from plugin_sdk.store.tables.search import index_check
 
 FIXED = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
 

@@ -9,7 +9,7 @@ refuse a store whose schema drifted, or migrate one) and runs these checks:
   triggers, ``user_version``; pending steps are noted (opening applies them);
 - **full-text index**: ``memories_fts``'s own structure (FTS5's
   ``integrity-check``) and its rows against the live memories
-  (``search.engine.index_check``: it holds those, and only those);
+  (``tables.search.index_check``: it holds those, and only those);
 - **references**: ``PRAGMA foreign_key_check`` over every table, and every
   table with a ``memory_id`` column without a declared key (a vector index,
   say) against ``memories``;
@@ -25,7 +25,7 @@ Each finding is an ``error`` (the store is not as it should be; exit code 1)
 or a ``warning`` (worth knowing, nothing is wrong: a stale lease is taken over
 by the next run). With ``repair=True`` it rebuilds what can be rebuilt without
 guessing: missing indexes and triggers (from the migrations' own SQL), the
-full-text index (from the live memories, ``search.engine.rebuild_index``), ``user_version``, and stale leases
+full-text index (from the live memories, ``tables.search.rebuild_index``), ``user_version``, and stale leases
 (released); a missing table or a broken reference is only reported.
 """
 
@@ -42,8 +42,8 @@ from plugin_sdk.errors import SchemaTooNew, StoreError
 from plugin_sdk.store import driver, fence
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
-from plugin_sdk.store.search.engine import index_check, rebuild_index
 from plugin_sdk.store.tables import sessions
+from plugin_sdk.store.tables.search import check_index, index_check, rebuild_index
 from plugin_sdk.store.writing import pending
 
 CHECKS = (
@@ -189,9 +189,7 @@ def _fts(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -
     problem = ""
     try:
         with db.atomic():  # the index's own structure
-            db.execute(
-                "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)"
-            )
+            check_index(db)
         live_only = db.execute(  # the index of m013_search (before it, every row was indexed)
             "SELECT 1 FROM pragma_table_xinfo('memories') WHERE name = 'fts_scope'"
         ).fetchone()

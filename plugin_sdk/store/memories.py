@@ -16,7 +16,6 @@ and writes nothing. Text that must be kept although its category is unknown
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -46,26 +45,13 @@ from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.engine import find, not_live
 from plugin_sdk.store.search.ranking import Found
 from plugin_sdk.store.search.when import utc_iso
+from plugin_sdk.store.tables.memories import memory_row
 from plugin_sdk.store.visibility import check_owner, not_found, readable
 from plugin_sdk.store.writing import bulk
 from plugin_sdk.store.writing.checks import check_content, check_importance
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
-
-_UPSERT = """
-INSERT INTO memories (
-    project, kind, category, content, normalized_hash, status, importance, scope,
-    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
-    occurred_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
-    seen_count = seen_count + 1,
-    last_seen_at = excluded.last_seen_at,
-    occurred_at = coalesce(occurred_at, excluded.occurred_at)
-RETURNING id, seen_count, status
-"""
-
 
 #: The orders :meth:`Memories.iter` knows, by name (the SQL is never the caller's).
 ORDERS = {
@@ -195,31 +181,26 @@ class Memories:
         project = project or self.store.project
         digest = normalized_hash(text)
         self.refuse_forgotten(project, digest)
-        now = self.store.now()
+        row = memory_row(
+            project,
+            "content",
+            category,
+            text,
+            digest,
+            "quarantined",
+            50,
+            "project",
+            0,
+            source,
+            reason,
+            None,
+            None,
+            self.store.now(),
+            None,
+        )
         with self.store.atomic():
-            row = self.db.execute(
-                _UPSERT,
-                [
-                    project,
-                    "content",
-                    category,
-                    text,
-                    digest,
-                    "quarantined",
-                    50,
-                    "project",
-                    0,
-                    source,
-                    reason,
-                    None,
-                    None,
-                    now,
-                    now,
-                    now,
-                    None,
-                ],
-            ).fetchone()
-        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+            row_id, seen, status = self.store.tables.memories.upsert(row)
+        return WriteResult(id=row_id, created=seen == 1, status=status, seen_count=seen)
 
     def _upsert(
         self,
@@ -241,11 +222,9 @@ class Memories:
         digest = normalized_hash(text)
         self.refuse_forgotten(project, digest)
         occurred = utc_iso(occurred_at)
-        now = self.store.now()
         tokenizer = self.store.tokenizer
-        row = self.db.execute(
-            _UPSERT,
-            [
+        row_id, seen, status = self.store.tables.memories.upsert(
+            memory_row(
                 project,
                 kinds[category],
                 category,
@@ -259,23 +238,17 @@ class Memories:
                 None,
                 tokenizer.count(text),
                 tokenizer.name,
-                now,
-                now,
-                now,
+                self.store.now(),
                 occurred,
-            ],
-        ).fetchone()
-        return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+            )
+        )
+        return WriteResult(id=row_id, created=seen == 1, status=status, seen_count=seen)
 
     def refuse_forgotten(self, project: str, digest: str) -> None:
         """Raise :class:`ForgottenText` if text of this hash was forgotten in the project."""
-        row = self.db.execute(
-            """SELECT memory_id FROM forgotten
-               WHERE project = ? AND normalized_hash = ? AND undone_at IS NULL""",
-            [project, digest],
-        ).fetchone()
-        if row is not None:
-            raise ForgottenText(row[0])
+        memory_id = self.store.tables.memories.forgotten_id(project, digest)
+        if memory_id is not None:
+            raise ForgottenText(memory_id)
 
     def _active_kinds(self) -> dict[str, str]:
         return self.store.tables.packs.active_kinds()
@@ -290,12 +263,12 @@ class Memories:
         """
         project = project or self.store.project
         check_id(memory_id)
-        rows = list(self.db.query("SELECT * FROM memories WHERE id = ?", [memory_id]))
-        if not rows or not readable(rows[0], project):
+        row = self.store.tables.memories.by_id(memory_id)
+        if row is None or not readable(row, project):
             raise not_found(memory_id, f"project {project!r}")
-        if is_forgotten(rows[0]):
+        if is_forgotten(row):
             raise NotFound(f"memory {memory_id} was forgotten; its text is gone")
-        return Memory.from_row(rows[0])
+        return Memory.from_row(row)
 
     def own(self, memory_id: int, *, project: str | None = None, doing: str = "change") -> Memory:
         """A memory ``project`` (default: the store's) owns and so may change.
@@ -363,13 +336,7 @@ class Memories:
     def _hits(self, found: list[Found]) -> list[SearchHit]:
         if not found:
             return []
-        rows = {
-            row["id"]: row
-            for row in self.db.query(
-                "SELECT * FROM memories WHERE id IN (SELECT value FROM json_each(?))",
-                [json.dumps([hit.memory_id for hit in found])],
-            )
-        }
+        rows = self.store.tables.memories.by_ids([hit.memory_id for hit in found])
         return [
             SearchHit(
                 memory=Memory.from_row(rows[hit.memory_id]),
@@ -422,7 +389,7 @@ class Memories:
         that writes while iterating should read in batches (``list`` with
         ``after_id`` and ``limit``) instead.
         """
-        sql, params = self._select(
+        where, params = self._select(
             project=project,
             status=status,
             category=category,
@@ -438,9 +405,10 @@ class Memories:
             limit=limit,
             offset=offset,
         )
-        if sql is None:
+        if where is None:
             return
-        for row in self.db.query(sql, params):
+        paged = limit is not None or bool(offset)
+        for row in self.store.tables.memories.select(where, ORDERS[order], params, paged):
             yield Memory.from_row(row)
 
     def list(
@@ -495,14 +463,10 @@ class Memories:
         Two texts are the same memory when their normalized forms are equal
         (see the module docstring); ``None`` when the project has no such memory.
         """
-        rows = list(
-            self.db.query(
-                """SELECT * FROM memories WHERE project = ? AND category = ?
-                   AND normalized_hash = ?""",
-                [project or self.store.project, category, normalized_hash(check_content(content))],
-            )
+        row = self.store.tables.memories.by_key(
+            project or self.store.project, category, normalized_hash(check_content(content))
         )
-        return Memory.from_row(rows[0]) if rows else None
+        return Memory.from_row(row) if row is not None else None
 
     def _select(
         self,
@@ -522,7 +486,7 @@ class Memories:
         limit: int | None,
         offset: int,
     ) -> tuple[str | None, builtins.list[Any]]:
-        """The query :meth:`iter` runs, or ``None`` when the filters match nothing."""
+        """The conditions :meth:`iter` reads with and their values (then the page's), or ``None`` when the filters match nothing."""
         if order not in ORDERS:
             raise InvalidMemory(f"unknown order {order!r}; orders are {', '.join(ORDERS)}")
         try:
@@ -568,27 +532,19 @@ class Memories:
                 params.append(bound)
         if cell is not None or act is not None:
             clauses.append(_cell_clause(cell, act, params))
-        sql = f"SELECT * FROM memories WHERE {' AND '.join(clauses)} ORDER BY {ORDERS[order]}"
         if limit is not None or offset:
-            sql += " LIMIT ? OFFSET ?"
             params += [-1 if limit is None else limit, offset]
-        return sql, params
+        return " AND ".join(clauses), params
 
     def count(self, *, project: str | None = None, status: str = "active") -> int:
         """How many memories of a project have a status (read from an index)."""
-        row = self.db.execute(
-            "SELECT count(*) FROM memories WHERE project = ? AND status = ?",
-            [project or self.store.project, status],
-        ).fetchone()
-        return int(row[0])
+        return self.store.tables.memories.count(project or self.store.project, status)
 
     def counts(self, *, project: str | None = None) -> dict[str, dict[str, int]]:
         """Number of memories per category and status in a project."""
-        sql = """SELECT category, status, count(*) AS n FROM memories
-                 WHERE project = ? GROUP BY category, status"""
         result: dict[str, dict[str, int]] = {}
-        for row in self.db.query(sql, [project or self.store.project]):
-            result.setdefault(row["category"], {})[row["status"]] = row["n"]
+        for category, status, n in self.store.tables.memories.counts(project or self.store.project):
+            result.setdefault(category, {})[status] = n
         return result
 
     # Changing
@@ -645,13 +601,11 @@ class Memories:
             digest = normalized_hash(new_text)
             if digest != current.normalized_hash:
                 self.refuse_forgotten(current.project, digest)
-            clash = self.db.execute(
-                """SELECT id FROM memories WHERE project = ? AND category = ?
-                   AND normalized_hash = ? AND id != ?""",
-                [current.project, new_category, digest, memory_id],
-            ).fetchone()
-            if clash:
-                raise DuplicateMemory(memory_id, clash[0])
+            clash = self.store.tables.memories.clash(
+                current.project, new_category, digest, memory_id
+            )
+            if clash is not None:
+                raise DuplicateMemory(memory_id, clash)
             changes.update(content=new_text, category=new_category, normalized_hash=digest)
         # Count again when the text changed, or the row has no count from this
         # store's counter (a released quarantine row, a changed tokenizer).
@@ -671,13 +625,9 @@ class Memories:
         if not changes:
             return current
         changes["updated_at"] = self.store.now()
-        assignments = ", ".join(f"{column} = ?" for column in changes)
         with self.store.atomic():
             try:
-                self.db.execute(
-                    f"UPDATE memories SET {assignments} WHERE id = ?",
-                    [*changes.values(), memory_id],
-                )
+                self.store.tables.memories.set_columns(memory_id, changes)
                 if "content" in changes and new_text != current.content:
                     self.store.composites.mark_stale(memory_id)
             except driver.IntegrityError as error:
@@ -736,24 +686,7 @@ class Memories:
         target gains the source's actors and subjects (the source keeps its own,
         as a record).
         """
-        now = self.store.now()
-        source = self.db.execute(
-            "SELECT seen_count FROM memories WHERE id = ?", [source_id]
-        ).fetchone()
-        merged = self.db.execute(
-            "SELECT merged_from FROM memories WHERE id = ?", [target_id]
-        ).fetchone()[0]
-        ids = sorted({*json.loads(merged or "[]"), source_id})
-        self.db.execute(
-            """UPDATE memories SET seen_count = seen_count + ?, merged_from = ?, updated_at = ?
-               WHERE id = ?""",
-            [source[0], json.dumps(ids), now, target_id],
-        )
-        self.db.execute(
-            """UPDATE memories SET status = 'superseded', superseded_by = ?, updated_at = ?
-               WHERE id = ?""",
-            [target_id, now, source_id],
-        )
+        self.store.tables.memories.supersede(source_id, target_id, self.store.now())
         self.store.tables.entities.links.copy(source_id, target_id)
         self.store.composites.repoint(source_id, target_id)
         self.store.composites.mark_stale(target_id)
@@ -786,11 +719,7 @@ class Memories:
         now = self.store.now()
 
         def write() -> None:
-            self.db.conn.executemany(
-                """UPDATE memories SET retrieval_count = retrieval_count + 1, last_retrieved_at = ?
-                   WHERE id = ?""",
-                [(now, memory_id) for memory_id in ids],
-            )
+            self.store.tables.memories.count_retrievals(ids, now)
             self.store.tables.entities.retrieved_through(ids, now)
 
         return self.store.record(write, what="retrievals")
@@ -809,10 +738,8 @@ class Memories:
             raise NotFound(f"no memory with id {memory_id} in project {self.store.project!r}")
         now = self.store.now()
         with self.store.atomic():
-            self.db.execute(
-                """INSERT INTO memory_outcomes (project, memory_id, good, source, note, at)
-                   VALUES (?, ?, ?, ?, ?, ?)""",
-                [memory.project, memory.id, int(good), source, note, now],
+            self.store.tables.memories.add_outcome(
+                memory.project, memory.id, good, source, note, now
             )
             rows = self.store.tables.entities
             entities = rows.links.entity_ids(memory.id)
@@ -821,12 +748,7 @@ class Memories:
 
     def outcomes(self, memory_id: int) -> tuple[int, int]:
         """How many good and bad outcomes were reported for a memory."""
-        row = self.db.execute(
-            "SELECT coalesce(sum(good), 0), coalesce(sum(1 - good), 0) FROM memory_outcomes "
-            "WHERE memory_id = ?",
-            [memory_id],
-        ).fetchone()
-        return int(row[0]), int(row[1])
+        return self.store.tables.memories.outcome_counts(memory_id)
 
     def archive(self, memory_id: int, *, project: str | None = None) -> Memory:
         """Archive a memory of ``project`` (default: the store's): kept, no longer searched or injected.
@@ -844,11 +766,7 @@ class Memories:
                     f"memory {memory_id} is superseded by memory {current.superseded_by}; "
                     "archive that one"
                 )
-            self.db.execute(
-                """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
-                   WHERE id = ? AND status = ?""",
-                [now, now, memory_id, current.status],
-            )
+            self.store.tables.memories.archive(memory_id, current.status, now)
             self.store.composites.mark_stale(memory_id)
         self.store.after_commit(
             lambda: self.store.plugins.hook.memory_archived(store=self.store, memory_id=memory_id)

@@ -208,11 +208,9 @@ def count_cached(store: Store, text: str) -> int:
     counter = store.tokenizer
     name = counter.name
     digest = _digest(text)
-    row = store.db.execute(
-        "SELECT tokens FROM token_counts WHERE text_hash = ? AND tokenizer = ?", [digest, name]
-    ).fetchone()
-    if row is not None:
-        return int(row[0])
+    cached = store.tables.search.token_count(digest, name)
+    if cached is not None:
+        return cached
     parts = segments(text) if additive(store) else [text]
     if len(parts) == 1:
         tokens = counter.count(text)
@@ -286,21 +284,15 @@ def forget_counts(store: Store, texts: Iterable[str] | None = None) -> None:
     """
     name = store.tokenizer.name
     memo = _SEGMENT_COUNTS.setdefault(name, {})
+    hashes = []
     if texts is None:
         memo.clear()
-        sql, params = "DELETE FROM token_counts", []
     else:
-        hashes = []
         for text in texts:
             memo.pop(text, None)
             hashes.append(_digest(text))
-        sql = (
-            "DELETE FROM token_counts WHERE tokenizer = ? "
-            f"AND text_hash IN ({','.join('?' * len(hashes))})"
-        )
-        params = [name, *hashes]
     with _not_flushed(store), store.atomic():  # a cache, like the counts it drops
-        store.db.execute(sql, params)
+        store.tables.search.drop_token_counts(None if texts is None else name, hashes)
 
 
 def _digest(text: str) -> str:
@@ -313,13 +305,7 @@ def _known(store: Store, name: str, hashes: set[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for start in range(0, len(wanted), _IN_CHUNK):
         part = wanted[start : start + _IN_CHUNK]
-        found.update(
-            store.db.execute(
-                f"SELECT text_hash, tokens FROM token_counts WHERE tokenizer = ? "
-                f"AND text_hash IN ({','.join('?' * len(part))})",
-                [name, *part],
-            ).fetchall()
-        )
+        found.update(store.tables.search.token_counts(name, part))
     return found
 
 
@@ -328,15 +314,8 @@ def _remember(store: Store, name: str, counts: dict[str, int]) -> None:
     now = store.now()
 
     def write() -> None:
-        store.db.conn.executemany(
-            "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
-            "VALUES (?, ?, ?, ?)",
-            [(text_hash, name, tokens, now) for text_hash, tokens in counts.items()],
-        )
-        # Rows are added in rowid order: the oldest recorded go first.
-        store.db.execute(
-            "DELETE FROM token_counts WHERE rowid <= (SELECT max(rowid) FROM token_counts) - ?",
-            [CACHED_COUNTS],
+        store.tables.search.keep_token_counts(
+            [(text_hash, name, tokens, now) for text_hash, tokens in counts.items()], CACHED_COUNTS
         )
 
     try:

@@ -114,12 +114,7 @@ def forget_secret(
         ids = matching(store, pattern, project=project)
         if not ids:
             raise NotFound(f"no memory of project {project!r} matches {pattern!r}")
-        texts = [
-            str(r[0])
-            for r in store.db.execute(
-                f"SELECT content FROM memories WHERE id IN ({', '.join('?' for _ in ids)})", ids
-            )
-        ]
+        texts = store.tables.memories.contents(ids)
         done = [_forget_row(store, i, reason, project) for i in ids]
         found = {m.group(0) for text in texts for m in compiled.finditer(text) if m.group(0)}
         counts = redaction.redact(
@@ -138,11 +133,7 @@ def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forg
     check_id(memory_id)
     now = store.now()
     # checked under the write lock: two forgets at once forget once
-    row = store.db.execute(
-        "SELECT id, project, scope, shareable, category, content, normalized_hash "
-        "FROM memories WHERE id = ?",
-        [memory_id],
-    ).fetchone()
+    row = store.tables.memories.to_forget(memory_id)
     if row is None:
         raise not_found(memory_id, f"project {project!r}")
     fields = dict(zip(("id", "project", "scope", "shareable"), row[:4], strict=True))
@@ -153,20 +144,8 @@ def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forg
             f"memory {memory_id} is forgotten already "
             "(memsdk forget --vacuum scrubs what earlier forgets left in the file)"
         )
-    store.db.execute(
-        """INSERT INTO forgotten (memory_id, project, category, normalized_hash, reason,
-               forgotten_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (memory_id) DO UPDATE SET normalized_hash = excluded.normalized_hash,
-               reason = excluded.reason, forgotten_at = excluded.forgotten_at,
-               undone_at = NULL""",
-        [memory_id, project, category, digest, reason, now],
-    )
-    store.db.execute(
-        """UPDATE memories SET content = '', normalized_hash = ?, status = 'archived',
-               archived_at = COALESCE(archived_at, ?), updated_at = ?, token_count = 0,
-               note = NULL, pinned = 0, shareable = 0, scope = 'project'
-           WHERE id = ?""",
-        [f"{FORGOTTEN_PREFIX}{memory_id}", now, now, memory_id],
+    store.tables.memories.forget(
+        memory_id, project, category, digest, reason, f"{FORGOTTEN_PREFIX}{memory_id}", now
     )
     redacted = _add(
         {
@@ -181,14 +160,7 @@ def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forg
     store.tables.neardup.drop([memory_id])  # curate's bands of the forgotten text
     if hasattr(store, "vectors"):  # the vector index, where it is installed
         store.vectors.drop_vectors([memory_id])
-    also_in = [
-        r[0]
-        for r in store.db.execute(
-            "SELECT id FROM memories WHERE project = ? AND id != ? AND instr(content, ?) > 0 "
-            "ORDER BY id",
-            [project, memory_id, text],
-        )
-    ]
+    also_in = store.tables.memories.holding(project, text, memory_id)
     return Forgotten(memory_id, project, category, reason, now, redacted, also_in)
 
 
@@ -206,7 +178,7 @@ def _merge_word_index(store: Store) -> None:
     stay in the old segment until a merge; 'optimize' merges them all now
     (with ``secure_delete`` on, the pages it frees are zeroed).
     """
-    store.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    store.tables.search.optimize()
 
 
 def _checkpoint(store: Store) -> None:
@@ -229,11 +201,7 @@ def matching(store: Store, pattern: str, *, project: str | None = None) -> list[
     time (``patterns.py``).
     """
     compiled = _compile(pattern)
-    rows = store.db.execute(
-        "SELECT id, content FROM memories WHERE project = ? AND normalized_hash NOT LIKE ? "
-        "ORDER BY id",
-        [project or store.project, f"{FORGOTTEN_PREFIX}%"],
-    )
+    rows = store.tables.memories.texts(project or store.project, f"{FORGOTTEN_PREFIX}%")
     return [memory_id for memory_id, content in rows if compiled.search(content)]
 
 
@@ -242,12 +210,7 @@ def undo(store: Store, memory_id: int, *, project: str | None = None) -> Tombsto
     project = project or store.project
     check_id(memory_id)
     with store.atomic():
-        cursor = store.db.execute(
-            "UPDATE forgotten SET undone_at = ? WHERE memory_id = ? AND project = ? "
-            "AND undone_at IS NULL",
-            [store.now(), memory_id, project],
-        )
-        if cursor.rowcount != 1:
+        if not store.tables.memories.lift_tombstone(memory_id, project, store.now()):
             raise NotFound(f"no forgotten memory with id {memory_id} in project {project!r}")
     return tombstones(store, project=project, memory_id=memory_id)[0]
 
@@ -256,11 +219,6 @@ def tombstones(
     store: Store, *, project: str | None = None, memory_id: int | None = None
 ) -> list[Tombstone]:
     """The project's tombstones, oldest first (lifted ones too)."""
-    sql = "SELECT * FROM forgotten WHERE project = ?"
-    params: list[Any] = [project or store.project]
-    if memory_id is not None:
-        sql += " AND memory_id = ?"
-        params.append(memory_id)
     return [
         Tombstone(
             memory_id=row["memory_id"],
@@ -270,7 +228,7 @@ def tombstones(
             forgotten_at=row["forgotten_at"],
             undone_at=row["undone_at"],
         )
-        for row in store.db.query(sql + " ORDER BY forgotten_at, memory_id", params)
+        for row in store.tables.memories.tombstones(project or store.project, memory_id)
     ]
 
 

@@ -38,8 +38,6 @@ from plugin_sdk.store.search.when import TimeRange, time_range
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
-    from sqlite_utils import Database
-
     from plugin_sdk.store.connection import Store
 
 BM25 = "bm25(memories_fts, 1.0, 0.0)"  # the scope column carries no relevance
@@ -269,33 +267,6 @@ def _in_category(store: Store, ranked: list[Found], category: str) -> list[Found
         for row in store.db.execute(sql, [json.dumps([h.memory_id for h in ranked]), category])
     }
     return [hit for hit in ranked if hit.memory_id in keep]
-
-
-def index_check(db: Database) -> dict[str, list[int]]:
-    """Compare the full-text index with the table: what ``memsdk doctor`` reports.
-
-    ``missing``: live memories the index lacks; ``extra``: indexed rows that
-    are not live memories (archived, superseded, quarantined or gone). Both
-    empty means the index holds exactly the live memories. Reads FTS5's own
-    per-row table (``memories_fts_docsize``), one row per indexed memory.
-    (FTS5's ``integrity-check`` against the content table does not apply: the
-    index holds only some of the table's rows, by design.)
-    """
-    indexed = {row[0] for row in db.execute("SELECT id FROM memories_fts_docsize")}
-    live = {row[0] for row in db.execute("SELECT id FROM memories WHERE status = 'active'")}
-    return {"missing": sorted(live - indexed), "extra": sorted(indexed - live)}
-
-
-def rebuild_index(db: Database) -> None:
-    """Rebuild the full-text index from the live memories (call inside a transaction).
-
-    Not FTS5's ``rebuild``, which would index every row of the table.
-    """
-    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
-    db.execute(
-        """INSERT INTO memories_fts (rowid, content, fts_scope)
-           SELECT id, content, fts_scope FROM memories WHERE status = 'active' ORDER BY id"""
-    )
 
 
 def not_live(

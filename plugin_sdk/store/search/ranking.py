@@ -82,7 +82,7 @@ DEFAULTS: dict[str, Any] = {
 def settings(store: Store) -> dict[str, Any]:
     """The store's effective search settings (defaults, overridden by stored values)."""
     values = dict(DEFAULTS)
-    for name, value in store.db.execute("SELECT name, value FROM search_settings"):
+    for name, value in store.tables.search.settings():
         if name in values:
             values[name] = json.loads(value)
     return values
@@ -100,14 +100,9 @@ def set_setting(store: Store, name: str, value: Any) -> None:
             raise InvalidMemory(f"search setting {name!r} cannot be negative")
     with store.atomic():
         if value is None:
-            store.db.execute("DELETE FROM search_settings WHERE name = ?", [name])
+            store.tables.search.reset_setting(name)
         else:
-            store.db.execute(
-                """INSERT INTO search_settings (name, value, updated_at) VALUES (?, ?, ?)
-                   ON CONFLICT (name) DO UPDATE SET value = excluded.value,
-                   updated_at = excluded.updated_at""",
-                [name, json.dumps(value), store.now()],
-            )
+            store.tables.search.set_setting(name, json.dumps(value), store.now())
 
 
 @attrs.define

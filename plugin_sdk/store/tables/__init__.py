@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from plugin_sdk.store.tables.relations import RelationRows
     from plugin_sdk.store.tables.search import SearchRows
     from plugin_sdk.store.tables.sessions import SessionRows
+    from plugin_sdk.store.tables.toc import TocRows
     from plugin_sdk.store.tables.truths import TruthRows
     from plugin_sdk.store.tables.vectors import VectorRows
 
@@ -52,6 +53,13 @@ class Tables:
         from plugin_sdk.store.tables.search import SearchRows
 
         return SearchRows(self._store)
+
+    @cached_property
+    def toc(self) -> TocRows:
+        """toc_rank (outside its triggers)."""
+        from plugin_sdk.store.tables.toc import TocRows
+
+        return TocRows(self._store)
 
     @cached_property
     def packs(self) -> PackRows:

@@ -1,11 +1,55 @@
-"""The owner of memories_fts, search_settings, token_counts: every statement that touches them."""
+"""The owner of memories_fts, search_settings, token_counts: every statement that touches them.
+
+The full-text index (``memories_fts``, FTS5) is kept by triggers on
+``memories`` (see ``schema.sql``) except inside a batch, when the insert
+trigger is paused (``insert_triggers_paused``) and the batch's new rows are
+indexed here in one statement. What search reads from the index (its
+``MATCH`` queries) is the search engine's (``store/search/engine.py``). The
+index's checks and rebuild take a bare database, for ``memsdk doctor``,
+which opens a file that may not be a working store.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sqlite_utils import Database
+
     from plugin_sdk.store.connection import Store
+
+
+def check_index(db: Database) -> None:
+    """FTS5's own structural check of the index (raises the driver's error when it fails)."""
+    db.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)")
+
+
+def index_check(db: Database) -> dict[str, list[int]]:
+    """Compare the full-text index with the table: what ``memsdk doctor`` reports.
+
+    ``missing``: live memories the index lacks; ``extra``: indexed rows that
+    are not live memories (archived, superseded, quarantined or gone). Both
+    empty means the index holds exactly the live memories. Reads FTS5's own
+    per-row table (``memories_fts_docsize``), one row per indexed memory.
+    (FTS5's ``integrity-check`` against the content table does not apply: the
+    index holds only some of the table's rows, by design.)
+    """
+    indexed = {row[0] for row in db.execute("SELECT id FROM memories_fts_docsize")}
+    live = {row[0] for row in db.execute("SELECT id FROM memories WHERE status = 'active'")}
+    return {"missing": sorted(live - indexed), "extra": sorted(indexed - live)}
+
+
+def rebuild_index(db: Database) -> None:
+    """Rebuild the full-text index from the live memories (call inside a transaction).
+
+    Not FTS5's ``rebuild``, which would index every row of the table.
+    """
+    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+    db.execute(
+        """INSERT INTO memories_fts (rowid, content, fts_scope)
+           SELECT id, content, fts_scope FROM memories WHERE status = 'active' ORDER BY id"""
+    )
 
 
 class SearchRows:
@@ -14,3 +58,95 @@ class SearchRows:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.db = store.db
+
+    # The full-text index.
+
+    def index_range(self, first: int, last: int) -> None:
+        """Index the live memories with ids from ``first`` to ``last`` (the paused insert trigger's work)."""
+        self.db.conn.execute(
+            """INSERT INTO memories_fts (rowid, content, fts_scope)
+               SELECT id, content, fts_scope FROM memories
+               WHERE id BETWEEN ? AND ? AND status = 'active'""",
+            [first, last],
+        )
+
+    def index_ids(self, ids_json: str) -> None:
+        """Index the live memories of these ids (a JSON list, each id once)."""
+        self.db.conn.execute(
+            """INSERT INTO memories_fts (rowid, content, fts_scope)
+               SELECT id, content, fts_scope FROM memories
+               WHERE id IN (SELECT value FROM json_each(?)) AND status = 'active'""",
+            [ids_json],
+        )
+
+    def optimize(self) -> None:
+        """Merge the index's segments (deleted entries leave the file with them)."""
+        self.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+
+    def rebuild(self) -> None:
+        """:func:`rebuild_index` on the store (call inside a transaction)."""
+        rebuild_index(self.db)
+
+    # Search settings.
+
+    def settings(self) -> list[tuple[str, str]]:
+        """The stored ``(name, JSON value)`` of each changed setting."""
+        return self.db.execute("SELECT name, value FROM search_settings").fetchall()
+
+    def set_setting(self, name: str, value_json: str, now: str) -> None:
+        """Store a setting's value (JSON)."""
+        self.db.execute(
+            """INSERT INTO search_settings (name, value, updated_at) VALUES (?, ?, ?)
+               ON CONFLICT (name) DO UPDATE SET value = excluded.value,
+               updated_at = excluded.updated_at""",
+            [name, value_json, now],
+        )
+
+    def reset_setting(self, name: str) -> None:
+        """Drop a stored setting (it is its default again)."""
+        self.db.execute("DELETE FROM search_settings WHERE name = ?", [name])
+
+    # Cached token counts.
+
+    def token_count(self, text_hash: str, tokenizer: str) -> int | None:
+        """The cached count of a text (by hash) for a tokenizer, or ``None``."""
+        row = self.db.execute(
+            "SELECT tokens FROM token_counts WHERE text_hash = ? AND tokenizer = ?",
+            [text_hash, tokenizer],
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def token_counts(self, tokenizer: str, hashes: Sequence[str]) -> list[tuple[str, int]]:
+        """``(hash, count)`` of the cached ones among ``hashes`` (the caller keeps the list short)."""
+        return self.db.execute(
+            f"SELECT text_hash, tokens FROM token_counts WHERE tokenizer = ? "
+            f"AND text_hash IN ({','.join('?' * len(hashes))})",
+            [tokenizer, *hashes],
+        ).fetchall()
+
+    def keep_token_counts(self, rows: Iterable[tuple[str, str, int, str]], cap: int) -> None:
+        """Record ``(hash, tokenizer, count, now)`` rows, then keep only the ``cap`` newest."""
+        self.db.conn.executemany(
+            "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
+            "VALUES (?, ?, ?, ?)",
+            rows,
+        )
+        # Rows are added in rowid order: the oldest recorded go first.
+        self.db.execute(
+            "DELETE FROM token_counts WHERE rowid <= (SELECT max(rowid) FROM token_counts) - ?",
+            [cap],
+        )
+
+    def drop_token_counts(self, tokenizer: str | None = None, hashes: Sequence[str] = ()) -> None:
+        """Drop cached counts: all of them (no ``tokenizer``), or these hashes' for a tokenizer."""
+        sql: str
+        params: list[Any]
+        if tokenizer is None:
+            sql, params = "DELETE FROM token_counts", []
+        else:
+            sql = (
+                "DELETE FROM token_counts WHERE tokenizer = ? "
+                f"AND text_hash IN ({','.join('?' * len(hashes))})"
+            )
+            params = [tokenizer, *hashes]
+        self.db.execute(sql, params)

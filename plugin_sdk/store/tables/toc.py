@@ -1,4 +1,4 @@
-"""The table of contents' ranking (``toc_rank``) and the annotation SQL read with it.
+"""The owner of toc_rank (``TocRows``), and the annotation SQL read with it.
 
 ``toc_rank`` is kept by triggers (see ``schema.sql``); this module holds the
 statements that read a head's annotation at read time, the same SQL the
@@ -8,7 +8,12 @@ new migration that replaces the view).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from plugin_sdk.store.visibility import readable_sql
+
+if TYPE_CHECKING:
+    from plugin_sdk.store.connection import Store
 
 # What one expand of a memory shows, as the block writes it inside the id
 # bracket: per composite it heads with active members, in type order,
@@ -65,3 +70,38 @@ READER_HEAD_SQL = f"""(SELECT t.type FROM composites t WHERE t.head_memory_id = 
     AND {_READABLE} > 0
     ORDER BY CASE t.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
              ELSE 3 END, t.id LIMIT 1)"""
+
+
+class TocRows:
+    """Statements on toc_rank outside its triggers; reached as ``store.tables.toc``.
+
+    Inside a batch the insert trigger that ranks a new memory is paused
+    (``insert_triggers_paused``); the batch ranks its new rows here, in one
+    statement pair, from the ``toc_rank_source`` view the trigger reads.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db = store.db
+
+    def rank_range(self, first: int, last: int) -> None:
+        """Rank the memories with ids from ``first`` to ``last`` (the paused insert trigger's work)."""
+        conn = self.db.conn
+        conn.execute("DELETE FROM toc_rank WHERE memory_id BETWEEN ? AND ?", [first, last])
+        conn.execute(
+            """INSERT INTO toc_rank SELECT * FROM toc_rank_source
+               WHERE memory_id BETWEEN ? AND ? AND tier IS NOT NULL""",
+            [first, last],
+        )
+
+    def rank_ids(self, ids_json: str) -> None:
+        """Rank the memories of these ids (a JSON list, each id once)."""
+        conn = self.db.conn
+        conn.execute(
+            "DELETE FROM toc_rank WHERE memory_id IN (SELECT value FROM json_each(?))", [ids_json]
+        )
+        conn.execute(
+            """INSERT INTO toc_rank SELECT * FROM toc_rank_source
+               WHERE memory_id IN (SELECT value FROM json_each(?)) AND tier IS NOT NULL""",
+            [ids_json],
+        )

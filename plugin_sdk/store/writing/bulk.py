@@ -34,58 +34,22 @@ ids at random) the ids are looked up by key instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import ForgottenText, InvalidMemory, MemsdkError
 from plugin_sdk.store.models import WriteResult
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.when import utc_iso
+from plugin_sdk.store.tables.memories import Key, memory_row
 from plugin_sdk.store.writing.checks import check_content, check_importance
 
 if TYPE_CHECKING:
-    from plugin_sdk.store import driver
     from plugin_sdk.store.connection import Store
 
 #: Hashes per ``IN (...)`` list: far under SQLite's bound-variable limit
 #: (999 before SQLite 3.32), with the project and category beside them.
 CHUNK = 500
-
-_INSERT = """
-INSERT INTO memories (
-    project, kind, category, content, normalized_hash, status, importance, scope,
-    shareable, source, token_count, tokenizer, created_at, updated_at, last_seen_at,
-    occurred_at, seen_count, batch
-) VALUES (?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-
-# The same change a repeat's upsert makes (``ON CONFLICT ... DO UPDATE``).
-_FOLD = """
-UPDATE memories SET seen_count = seen_count + ?, last_seen_at = ?,
-    occurred_at = coalesce(occurred_at, ?)
-WHERE id = ?
-"""
-
-# What the paused insert triggers do for one row, for a range of new rows
-# (``memories_fts_insert`` and ``toc_memory_insert``, migrations m013, m015, m016).
-_FEED_RANGE = (
-    """INSERT INTO memories_fts (rowid, content, fts_scope)
-       SELECT id, content, fts_scope FROM memories
-       WHERE id BETWEEN ? AND ? AND status = 'active'""",
-    "DELETE FROM toc_rank WHERE memory_id BETWEEN ? AND ?",
-    """INSERT INTO toc_rank SELECT * FROM toc_rank_source
-       WHERE memory_id BETWEEN ? AND ? AND tier IS NOT NULL""",
-)
-_IDS = "(SELECT value FROM json_each(?))"
-_FEED_IDS = (
-    f"""INSERT INTO memories_fts (rowid, content, fts_scope)
-        SELECT id, content, fts_scope FROM memories WHERE id IN {_IDS} AND status = 'active'""",
-    f"DELETE FROM toc_rank WHERE memory_id IN {_IDS}",
-    f"""INSERT INTO toc_rank SELECT * FROM toc_rank_source
-        WHERE memory_id IN {_IDS} AND tier IS NOT NULL""",
-)
-
-Key = tuple[str, str, str]  # (project, category, normalized hash)
 
 
 class Item:
@@ -139,11 +103,10 @@ def write_many(
     store: Store, items: Iterable[Mapping[str, Any]], project: str | None
 ) -> list[WriteResult]:
     """Write ``items`` in one transaction (see the module docstring); nothing on error."""
-    conn = store.db.conn
     with store.atomic():
         kinds = store.tables.packs.active_kinds()
         checked, failure = check(store, kinds, items, project)
-        refuse_forgotten(conn, checked)
+        refuse_forgotten(store, checked)
         if failure is not None:
             raise failure
         return apply(store, kinds, checked)
@@ -204,22 +167,12 @@ def _caused(error: MemsdkError, cause: BaseException) -> MemsdkError:
     return error
 
 
-def refuse_forgotten(conn: driver.Connection, items: Sequence[Item]) -> None:
+def refuse_forgotten(store: Store, items: Sequence[Item]) -> None:
     """Raise :class:`ForgottenText` for the first item whose text was forgotten in its project."""
     by_project: dict[str, set[str]] = {}
     for item in items:
         by_project.setdefault(item.project, set()).add(item.digest)
-    forgotten: dict[tuple[str, str], int] = {}
-    for item_project, digests in by_project.items():
-        for chunk in _chunks(sorted(digests)):
-            marks = ", ".join("?" * len(chunk))
-            for digest, memory_id in conn.execute(
-                f"""SELECT normalized_hash, memory_id FROM forgotten
-                    WHERE project = ? AND normalized_hash IN ({marks}) AND undone_at IS NULL
-                    ORDER BY memory_id""",
-                [item_project, *chunk],
-            ):
-                forgotten.setdefault((item_project, digest), memory_id)
+    forgotten = store.tables.memories.forgotten_ids(by_project, CHUNK)
     if not forgotten:
         return
     for item in items:
@@ -228,28 +181,10 @@ def refuse_forgotten(conn: driver.Connection, items: Sequence[Item]) -> None:
             raise ForgottenText(memory_id, f"item {item.position}")
 
 
-def lookup(conn: driver.Connection, keys: Iterable[Key]) -> dict[Key, tuple[int, int, str]]:
-    """``key -> (id, seen_count, status)`` of the rows that exist, one query per group and chunk."""
-    groups: dict[tuple[str, str], set[str]] = {}
-    for item_project, category, digest in keys:
-        groups.setdefault((item_project, category), set()).add(digest)
-    found: dict[Key, tuple[int, int, str]] = {}
-    for (item_project, category), digests in groups.items():
-        for chunk in _chunks(sorted(digests)):
-            marks = ", ".join("?" * len(chunk))
-            for digest, row_id, seen, status in conn.execute(
-                f"""SELECT normalized_hash, id, seen_count, status FROM memories
-                    WHERE project = ? AND category = ? AND normalized_hash IN ({marks})""",
-                [item_project, category, *chunk],
-            ):
-                found[(item_project, category, digest)] = (row_id, seen, status)
-    return found
-
-
 def apply(store: Store, kinds: Mapping[str, str], items: Sequence[Item]) -> list[WriteResult]:
     """Fold repeats, insert new rows, feed the index; the results in item order."""
-    conn = store.db.conn
-    existing = lookup(conn, (item.key for item in items))
+    rows = store.tables.memories
+    existing = rows.by_keys((item.key for item in items), CHUNK)
     entries: dict[Key, Entry] = {}
     new: list[Entry] = []
     folds: list[Entry] = []
@@ -274,7 +209,7 @@ def apply(store: Store, kinds: Mapping[str, str], items: Sequence[Item]) -> list
 
     now = store.now()
     if folds:
-        conn.executemany(_FOLD, [(entry.added, now, entry.occurred, entry.id) for entry in folds])
+        rows.fold_many([(entry.added, now, entry.occurred, entry.id) for entry in folds])
     if new:
         insert(store, kinds, new, now)
     return [
@@ -285,82 +220,57 @@ def apply(store: Store, kinds: Mapping[str, str], items: Sequence[Item]) -> list
 
 def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: str) -> None:
     """Insert the new rows and index them; sets each entry's ``id``."""
-    conn = store.db.conn
+    memories = store.tables.memories
     count = store.tokenizer.count
     name = store.tokenizer.name
-    (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM memories").fetchone()
-    batch = _next_batch(conn) if len(new) > 1 else None  # the label its rows share
+    before = memories.max_id()
+    batch = memories.next_batch() if len(new) > 1 else None  # the label its rows share
     rows = []
     for entry in new:
         item = entry.item
         assert item is not None
         rows.append(
-            (
+            memory_row(
                 item.project,
                 kinds[item.category],
                 item.category,
                 item.text,
                 item.digest,
+                "active",
                 item.importance,
                 item.scope,
                 item.shareable,
                 item.source,
+                None,
                 count(item.text),
                 name,
-                now,
-                now,
                 now,
                 entry.occurred,
                 entry.seen,
                 batch,
             )
         )
-    conn.execute("INSERT INTO insert_triggers_paused (id) VALUES (1)")
-    conn.executemany(_INSERT, rows)
-    conn.execute("DELETE FROM insert_triggers_paused")
-    last, added = conn.execute(
-        "SELECT max(id), count(*) FROM memories WHERE id > ?", [before]
-    ).fetchone()
+    memories.pause_triggers()
+    memories.insert_many(rows)
+    memories.resume_triggers()
+    last, added = memories.ids_after(before)
     if added == len(new) and last == before + len(new):
         for offset, entry in enumerate(new, start=1):
             entry.id = before + offset
-        for sql in _FEED_RANGE:
-            conn.execute(sql, [before + 1, last])
+        store.tables.search.index_range(before + 1, last)
+        store.tables.toc.rank_range(before + 1, last)
         return
-    ids = lookup(conn, (entry.item.key for entry in new if entry.item is not None))
+    ids = memories.by_keys((entry.item.key for entry in new if entry.item is not None), CHUNK)
     for entry in new:
         assert entry.item is not None
         entry.id = ids[entry.item.key][0]
-    feed_ids(conn, (entry.id for entry in new))
+    feed_ids(store, (entry.id for entry in new))
 
 
-def feed_ids(conn: driver.Connection, ids: Iterable[int]) -> None:
+def feed_ids(store: Store, ids: Iterable[int]) -> None:
     """What the paused insert triggers would have done for these new rows (each id once)."""
     ids_json = "[" + ",".join(str(int(i)) for i in ids) + "]"
     if ids_json == "[]":
         return
-    for sql in _FEED_IDS:
-        conn.execute(sql, [ids_json])
-
-
-def _chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), CHUNK):
-        yield values[start : start + CHUNK]
-
-
-_MAX_INTEGER = 2**63 - 1
-
-
-def _next_batch(conn: Any) -> int:
-    """A label no batch has yet: one past the largest (from the partial index), else below the least.
-
-    Only equality matters (``search/episodes.py``): two rows share a label when
-    one ``write_many`` call wrote both. Ids are no label: at SQLite's largest
-    rowid they are picked at random.
-    """
-    high, low = conn.execute(
-        "SELECT max(batch), min(batch) FROM memories WHERE batch IS NOT NULL"
-    ).fetchone()
-    if high is None:
-        return 1
-    return high + 1 if high < _MAX_INTEGER else low - 1
+    store.tables.search.index_ids(ids_json)
+    store.tables.toc.rank_ids(ids_json)

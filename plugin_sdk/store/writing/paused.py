@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from plugin_sdk.store.models import WriteResult
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.when import utc_iso
+from plugin_sdk.store.tables.memories import memory_row
 from plugin_sdk.store.writing.bulk import feed_ids
 from plugin_sdk.store.writing.checks import check_content, check_importance
 
@@ -40,28 +41,15 @@ if TYPE_CHECKING:
 
 STATUSES = ("active", "pending")
 
-_UPSERT = """
-INSERT INTO memories (
-    project, kind, category, content, normalized_hash, status, importance, scope,
-    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
-    occurred_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, 'project', 0, ?, NULL, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
-    seen_count = seen_count + 1,
-    last_seen_at = excluded.last_seen_at,
-    occurred_at = coalesce(occurred_at, excluded.occurred_at)
-RETURNING id, seen_count, status
-"""
-
 
 def pause(store: Store) -> None:
     """Pause the insert triggers (inside the caller's transaction)."""
-    store.db.conn.execute("INSERT INTO insert_triggers_paused (id) VALUES (1)")
+    store.tables.memories.pause_triggers()
 
 
 def resume(store: Store) -> None:
     """Let the insert triggers run again."""
-    store.db.conn.execute("DELETE FROM insert_triggers_paused")
+    store.tables.memories.resume_triggers()
 
 
 def upsert(
@@ -97,11 +85,9 @@ def upsert(
     if forgotten:
         store.memories.refuse_forgotten(project, digest)
     occurred = utc_iso(occurred_at)
-    now = store.now()
     tokenizer = store.tokenizer
-    row = store.db.conn.execute(
-        _UPSERT,
-        [
+    row_id, seen, stored = store.tables.memories.upsert(
+        memory_row(
             project,
             kinds[category],
             category,
@@ -109,27 +95,24 @@ def upsert(
             digest,
             status,
             int(importance),
+            "project",
+            0,
             source,
+            None,
             tokenizer.count(text) if token_count is None else token_count,
             tokenizer.name,
-            now,
-            now,
-            now,
+            store.now(),
             occurred,
-        ],
-    ).fetchone()
-    return WriteResult(id=row[0], created=row[1] == 1, status=row[2], seen_count=row[1])
+        )
+    )
+    return WriteResult(id=row_id, created=seen == 1, status=stored, seen_count=seen)
 
 
 def any_forgotten(store: Store) -> bool:
     """Whether any text of the store's project is forgotten (and not undone)."""
-    row = store.db.conn.execute(
-        "SELECT 1 FROM forgotten WHERE project = ? AND undone_at IS NULL LIMIT 1",
-        [store.project],
-    ).fetchone()
-    return row is not None
+    return store.tables.memories.any_forgotten(store.project)
 
 
 def feed(store: Store, ids: Iterable[int]) -> None:
     """What the paused insert triggers would have done for these rows (once each)."""
-    feed_ids(store.db.conn, sorted(set(ids)))
+    feed_ids(store, sorted(set(ids)))
