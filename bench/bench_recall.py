@@ -15,8 +15,9 @@ through ``store.memories.write_many``; then per question
 - **recall**: ``recall(store, question, budget=1500)``; a hit: an evidence
   turn's memory inside the block (r@k counts its position among the
   memories the block shows);
-- **hybrid**: search with a ``search_candidates`` plugin answering from a
-  deterministic test embedder, when one is installed (``--hybrid``);
+- **hybrid**: search with the built-in vector plugin answering
+  ``search_candidates`` from memsdk's deterministic hash test embedder
+  (``--hybrid``) or from all-MiniLM-L6-v2 (``--minilm``, ``bench/minilm.py``);
 
 and two baselines in the same run, on the same stores: plain FTS5 with the
 AND of all the question's words (``sqlite_utils.Database.quote_fts``: what

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from plugin_sdk import Store, recall
 from plugin_sdk.store.search.episodes import together
+from plugin_sdk.store.search.query import names, tokens
 from plugin_sdk.store.search.ranking import set_setting
 
 FACTS = [
@@ -73,6 +74,48 @@ def test_weak_words_count_less_than_topic_words(store: Store) -> None:
     [hit] = [h for h in store.memories.search("pager magnets") if h.memory.id == ids[1]]
     [weak] = [h for h in store.memories.search("pager work") if h.memory.id == ids[1]]
     assert weak.evidence > hit.evidence  # "work" (weak) counts a quarter: less is missing
+
+
+def _chat(store: Store) -> list[int]:
+    """A conversation where a speaker's name is in half the turns (a low idf)."""
+    texts = [
+        f"{who}: {text}"
+        for who, text in [
+            ("Tom", "Beagles will eat anything, honestly"),
+            ("Maya", "ha, what did he get into this time?"),
+            ("Tom", "a whole loaf of bread off the counter"),
+            ("Maya", "did you call the clinic?"),
+            ("Tom", "yes, they said to watch him tonight"),
+            ("Maya", "keep me posted"),
+        ]
+    ]
+    return [
+        r.id
+        for r in store.memories.write_many([{"content": t, "category": "OPS_RULES"} for t in texts])
+    ]
+
+
+def test_a_name_the_store_holds_counts_as_topic_evidence(store: Store) -> None:
+    ids = _chat(store)
+    asked = "What breed is Tom's dog?"  # breed, dog: in no memory; Tom: in half of them
+    assert ids[0] in recall(store, asked).shown
+    assert recall(store, "what breed is tom's dog?").shown == []  # no name written: no block
+    set_setting(store, "recall_name", 0)  # a name counts its own idf: below the floor
+    assert recall(store, asked).shown == []
+    set_setting(store, "recall_name", None)
+    assert recall(store, "Add type hints to this Python module").shown == []  # an unknown name
+
+
+def test_names_are_capitalised_words_inside_a_sentence() -> None:
+    assert names("What breed is Tom's dog? Ask Maya.") == {"tom", "maya"}
+    assert names("Tom said so") == set()  # a sentence's first word is no name
+    assert names("Write A Function That Checks Strings") == set()  # a title names nothing
+    assert names("I met Anya in May") == {"anya", "may"}
+
+
+@given(st.text(max_size=80))
+def test_names_are_tokens_of_the_text(text: str) -> None:
+    assert names(text) <= set(tokens(text))
 
 
 def _turns(store: Store, dated: bool) -> list[int]:

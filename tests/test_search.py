@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from plugin_sdk import InvalidMemory, Store, hookimpl, make_plugin_manager, resolve_pack
 from plugin_sdk.store.search.query import parse, shipped_stopwords, tokens
-from plugin_sdk.store.search.ranking import DEFAULTS, set_setting
+from plugin_sdk.store.search.ranking import DEFAULTS, convex, set_setting
 from plugin_sdk.store.search.ranking import settings as search_settings
 from plugin_sdk.store.tables.search import index_check
 
@@ -288,7 +288,7 @@ def test_search_settings_are_kept_in_the_store(store: Store) -> None:
         set_setting(store, "phrase", -1)
 
 
-def test_search_candidates_are_fused_by_reciprocal_rank_and_search_rank_reorders(
+def test_search_candidates_are_fused_by_score_share_and_search_rank_reorders(
     tmp_path: Path,
 ) -> None:
     offered: list[int] = []
@@ -313,16 +313,39 @@ def test_search_candidates_are_fused_by_reciprocal_rank_and_search_rank_reorders
         semantic = store.memories.write("Releases ship once a week.", "OPS_RULES").id
         offered.append(semantic)
         hits = store.memories.search("tuesday deploys")
-        # The lexical hit is first in one list; the offered one first in the other:
-        # equal fused scores, ties by id. The unknown id 10000 is dropped.
+        # The lexical hit holds the best score (1 as its share); the offered one, first
+        # in the plugin's list, gains plugin_weight (0.3). The unknown id 10000 is dropped.
         assert ids(hits) == [lexical, semantic]
-        assert hits[0].score == pytest.approx(1 / 61)
+        assert hits[0].score == pytest.approx(1.0)
+        assert hits[1].score == pytest.approx(0.3)
         assert "offered by a search_candidates plugin" in hits[1].why
         store.memories.write("reverse me one", "OPS_RULES")
         store.memories.write("reverse me one two", "OPS_RULES")
         forward = ids(store.memories.search("reverse"))
         assert len(forward) == 2
         assert ids(store.memories.search("reverse me")) == list(reversed(forward))
+
+
+@given(
+    st.dictionaries(st.integers(0, 30), st.floats(0, 100), max_size=20),
+    st.lists(st.lists(st.integers(0, 40), max_size=30), max_size=2),
+    st.floats(0, 1),
+)
+def test_fusion_lifts_a_memory_by_at_most_the_plugin_weight_per_list(scores, lists, weight) -> None:  # type: ignore[no-untyped-def]
+    fused = convex(scores, lists, weight, 60)
+    top = max(scores.values(), default=0.0) or 1.0
+    for memory_id, value in fused.items():
+        share = max(scores.get(memory_id, 0.0), 0.0) / top
+        assert share - 1e-9 <= value <= share + weight * len(lists) + 1e-9
+    lead = [
+        a
+        for a in scores
+        if scores[a] / top
+        > weight * len(lists)
+        + max((scores[b] / top for b in scores if b != a and scores[b] < scores[a]), default=0.0)
+    ]
+    for a in lead:  # a lead over the next score larger than what lists can add is kept
+        assert all(fused[a] >= fused[b] for b in fused if scores.get(b, 0.0) < scores[a])
 
 
 def test_search_limit_and_empty_queries_are_refused(store: Store) -> None:

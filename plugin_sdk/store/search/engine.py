@@ -17,8 +17,9 @@ The steps (``docs/search.md`` has the reasoning and the settings):
 5. **Context and store signals** (``ranking.py``): neighbours, headers,
    importance, strength, recency, pinning, entities, time.
 6. **Plugins**: ids offered by ``search_candidates`` are fused with the
-   lexical list by reciprocal rank fusion (k = ``rrf_k``); ``search_rank``
-   may reorder the result.
+   ranked list by a convex combination: the score as a share of the best
+   score, plus ``plugin_weight`` × (``rrf_k`` + 1) / (``rrf_k`` + position) for
+   each list offering it; ``search_rank`` may reorder the result.
 
 Ties break by memory id, so the same store and query give the same list.
 """
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from plugin_sdk.errors import InvalidMemory
 from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
-from plugin_sdk.store.search.ranking import Found, found, fuse, rank, settings
+from plugin_sdk.store.search.ranking import Found, convex, found, fuse, rank, settings
 from plugin_sdk.store.search.when import TimeRange, time_range
 from plugin_sdk.store.visibility import readable_sql
 
@@ -95,7 +96,10 @@ def find(
         hits = _raw(store, text, scope, cap)
     else:
         words = [w for w in parsed.words if not (span and w in span.words)]
-        hits = _lexical(store, words, parsed.phrases, scope, cap, conf, keep=max(2 * limit, 40))
+        named = q.names(text)
+        hits = _lexical(
+            store, words, parsed.phrases, scope, cap, conf, keep=max(2 * limit, 40), named=named
+        )
         if not hits and span is not None:
             hits = _in_span(store, project, span, cap)
     ranked = rank(store, hits, parsed, span, conf, context=not raw)
@@ -114,6 +118,7 @@ def _lexical(
     conf: dict[str, Any],
     *,
     keep: int,
+    named: frozenset[str] = frozenset(),
 ) -> dict[int, Found]:
     if not words:
         return {}
@@ -146,6 +151,11 @@ def _lexical(
     weak = q.shipped_stopwords(str(conf["language"]), "weak")
     for word in weight.keys() & weak:
         weight[word] *= float(conf["recall_weak"])
+    held = {w for w in words if w not in rare} | {w for ws in terms.values() for w in ws}
+    for word in (
+        weight.keys() & named & held
+    ):  # a name the store knows: as telling as the rarest word
+        weight[word] = max(weight[word], float(conf["recall_name"]) * idf(total, 0))
     mass = sum(weight.values()) or 1.0
     hits = {i: found(i, lexical[i], terms[i], phrased.get(i, 0.0)) for i in best}
     for hit in hits.values():
@@ -241,12 +251,9 @@ def _fuse_plugins(
         by_id[memory_id] = Found(
             memory_id, evidence=gate, why=["offered by a search_candidates plugin"]
         )
-    weights = [1.0, *[float(conf["plugin_weight"])] * len(lists)]
-    fused: dict[int, float] = {}
-    for weight, ids in zip(weights, [[hit.memory_id for hit in ranked], *lists], strict=True):
-        for position, memory_id in enumerate(dict.fromkeys(int(i) for i in ids), start=1):
-            if memory_id in by_id:
-                fused[memory_id] = fused.get(memory_id, 0.0) + weight / (k + position)
+    scores = {hit.memory_id: hit.score for hit in ranked}
+    offered_lists = [[int(i) for i in ids if int(i) in by_id] for ids in lists]
+    fused = convex(scores, offered_lists, float(conf["plugin_weight"]), k)
     for memory_id, value in fused.items():
         by_id[memory_id].score = value
     return sorted((by_id[i] for i in fused), key=lambda hit: (-hit.score, hit.memory_id))

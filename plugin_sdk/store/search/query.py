@@ -69,6 +69,30 @@ def shipped_stopwords(language: str = "en", kind: str = "") -> frozenset[str]:
     return frozenset(words)
 
 
+_NAME_OR_STOP = re.compile(r"[^\W_]+|[.?!:;\n]")
+
+
+def names(text: str) -> frozenset[str]:
+    """The words ``text`` writes as names: an initial capital, two letters or more, not
+    the first word of a sentence (lower case, as :func:`tokens`). A text that capitalises
+    more than half of those words (a title, shouting) names nothing."""
+    found: set[str] = set()
+    seen = capital = 0
+    start = True
+    for match in _NAME_OR_STOP.finditer(clean(text)):
+        word = match.group()
+        if not word[0].isalnum():
+            start = True
+            continue
+        if len(word) > 1 and not start:
+            seen += 1
+            if word[0].isupper():
+                capital += 1
+                found.add(word.lower())
+        start = False
+    return frozenset(found) if 2 * capital <= seen else frozenset()
+
+
 @attrs.frozen
 class Query:
     """A parsed query: its tokens, its content words and its phrases."""

@@ -69,13 +69,15 @@ DEFAULTS: dict[str, Any] = {
     "pinned": 0.2,
     "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
-    "rrf_k": 60,  # reciprocal rank fusion constant for plugin candidate lists
-    "plugin_weight": 0.1,  # weight of each plugin's list in the fusion (the lexical list: 1)
+    "rrf_k": 60,  # rank constant: a plugin's place p scores (rrf_k + 1) / (rrf_k + p)
+    "plugin_weight": 0.3,  # weight of each plugin's list, against the best lexical score's 1
     # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
     # the query's content words it holds (or the hit it is next to holds) reaches this
     "recall_floor": 0.2,
     "recall_context": 0,  # recall: this many best hits bring their episode neighbours as context
     "recall_weak": 0.25,  # the share of its IDF a weak word (stopwords/<language>-weak.txt) counts
+    "recall_name": 1.0,  # a name the query writes (Tom, Postgres) and the store holds counts this
+    # share of the IDF of a word no memory holds
 }
 
 
@@ -131,6 +133,25 @@ def fuse(
         + phrase * phrased.get(memory_id, 0.0)
         for memory_id, scores in terms.items()
     }
+
+
+def convex(
+    scores: dict[int, float], lists: list[list[int]], weight: float, k: float
+) -> dict[int, float]:
+    """Score-aware fusion of the ranked scores with plugins' lists (``docs/search.md``).
+
+    A memory's fused score is its score as a share of the best score, plus, for
+    each list holding it, ``weight × (k + 1) / (k + position)`` (1 × weight at
+    the list's first place, about half at place ``k``). So a list can lift a
+    memory by at most ``weight`` of the best score: it reorders near ties and
+    adds what the ranking missed below the weak hits, never over a clear lead.
+    """
+    top = max(scores.values(), default=0.0) or 1.0
+    fused = {memory_id: max(value, 0.0) / top for memory_id, value in scores.items()}
+    for ids in lists:
+        for position, memory_id in enumerate(dict.fromkeys(ids), start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight * (k + 1) / (k + position)
+    return fused
 
 
 def found(memory_id: int, lexical: float, terms: dict[str, float], phrases: float) -> Found:
