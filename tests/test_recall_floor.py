@@ -193,15 +193,13 @@ def test_m022_labels_rows_written_together_before_it(tmp_path, ops_pack) -> None
         )
     ]
     alone = store.memories.write("a fact on its own", "OPS_RULES").id
-    # The store as it was before m022: no batch column, no record of the step.
-    (steps,) = store.db.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()
-    store.db.executescript(
-        f"""DROP INDEX memories_batch; ALTER TABLE memories DROP COLUMN batch;
-           DELETE FROM _sqlite_migrations WHERE name = 'm022_write_batches';
-           PRAGMA user_version = {steps - 1};"""
-    )
-    store.close()
-    store = Store(path, project="p")
+    # The rows as they were before m022 (no batch column), then the step run on
+    # them as the migrations run it (later steps depend on it, so the file's own
+    # records are left alone).
+    from plugin_sdk.store.migrations import m022_write_batches
+
+    store.db.executescript("DROP INDEX memories_batch; ALTER TABLE memories DROP COLUMN batch;")
+    m022_write_batches(store.db)
     labels = dict(store.db.execute("SELECT id, batch FROM memories").fetchall())
     assert [labels[i] for i in together_ids] == [together_ids[0]] * 3
     assert labels[alone] is None
