@@ -16,7 +16,7 @@ changes hit all of them alike:
   hook server (``memsdk hook server``, started before the runs and stopped
   after them; the answers of both are checked to be the same bytes);
 - the same, served, as ``claude-code install`` writes it: ``python -S
-  plugin_sdk/host/hook_client.py`` (no site-packages at start-up).
+  plugin_sdk/host/claude/hook_client.py`` (no site-packages at start-up).
 
 Prints each median, its ratio to ``python -c pass`` and to ``import
 sqlite_utils``, whether it is within the goal (``--goal``, 250 ms; the read
@@ -58,8 +58,8 @@ def timed(command: list[str], stdin: str | None, env: dict[str, str]) -> float:
 def start_server(db: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
     """The store's hook server, started and answering (its socket made)."""
     sys.path.insert(0, str(ROOT))
-    from plugin_sdk.host.hook_client import socket_path
-    from plugin_sdk.host.hook_server import server_command
+    from plugin_sdk.host.claude.hook_client import socket_path
+    from plugin_sdk.host.claude.hook_server import server_command
 
     server = subprocess.Popen(server_command(Path(db)), env=env, stderr=subprocess.DEVNULL)
     for _ in range(600):

@@ -105,7 +105,7 @@ def test_pre_compact_queues_and_the_drain_reads_it_once(
 ) -> None:
     started: list[list[str]] = []
     monkeypatch.setattr(
-        "plugin_sdk.host.hook_queue.subprocess.Popen", lambda c, **k: started.append(c)
+        "plugin_sdk.host.claude.hook_queue.subprocess.Popen", lambda c, **k: started.append(c)
     )
     model = ScriptedModel([])  # the hook itself calls no model
     answer = hook_with_model("PreCompact", db, payload("PreCompact", tmp_path), model)
@@ -246,7 +246,7 @@ def test_a_store_with_no_pack_says_so_once_per_session(tmp_path: Path) -> None:
 def test_a_child_of_the_claude_code_model_never_reenters_the_hooks(
     db: Path, tmp_path: Path
 ) -> None:
-    from plugin_sdk.host.hook_entry import CHILD_ENV as checked
+    from plugin_sdk.host.claude.hook_entry import CHILD_ENV as checked
     from plugin_sdk.model.claude_headless import CHILD_ENV as set_by_model
 
     assert checked == set_by_model

@@ -11,8 +11,8 @@ import pytest
 
 from plugin_sdk import Store
 from plugin_sdk.errors import ModelError
-from plugin_sdk.host.hook_drain import drain
-from plugin_sdk.host.hook_queue import enqueue
+from plugin_sdk.host.claude.hook_drain import drain
+from plugin_sdk.host.claude.hook_queue import enqueue
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.plugin.records import Prompt
 from plugin_sdk.testing import ScriptedModel, fresh_plugin_manager, pack_document

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from plugin_sdk import Store
-from plugin_sdk.host import hook_client
-from plugin_sdk.host.claude_hooks import hook_command, install
-from plugin_sdk.host.hook_server import server_command
+from plugin_sdk.host.claude import hook_client
+from plugin_sdk.host.claude.claude_hooks import hook_command, install
+from plugin_sdk.host.claude.hook_server import server_command
 from plugin_sdk.packs.documents import validate_pack
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
@@ -194,7 +194,7 @@ def test_a_long_store_path_gets_a_socket_in_a_private_runtime_folder(tmp_path: P
 
 def test_the_client_imports_only_the_standard_library() -> None:
     code = (
-        "import sys; import plugin_sdk.host.hook_client; "
+        "import sys; import plugin_sdk.host.claude.hook_client; "
         "print(sorted(m for m in sys.modules if m.startswith(('plugin_sdk', 'sqlite', 'pluggy', "
         "'click', 'attrs', 'typing'))))"
     )
@@ -203,7 +203,8 @@ def test_the_client_imports_only_the_standard_library() -> None:
         "plugin_sdk",
         "plugin_sdk._lazy",
         "plugin_sdk.host",
-        "plugin_sdk.host.hook_client",
+        "plugin_sdk.host.claude",
+        "plugin_sdk.host.claude.hook_client",
     ]
 
 

@@ -15,7 +15,7 @@ from plugin_sdk.store.tables import hooks
 def test_the_hook_path_imports_no_sqlite_utils() -> None:
     script = (
         "import json, sys\n"
-        "import plugin_sdk.store.tables.hooks, plugin_sdk.host.hook_queue, plugin_sdk.host.hook_entry\n"
+        "import plugin_sdk.store.tables.hooks, plugin_sdk.host.claude.hook_queue, plugin_sdk.host.claude.hook_entry\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'sqlite_utils')))\n"
     )
     result = subprocess.run(

@@ -51,7 +51,7 @@ def test_a_store_with_the_old_pack_upgrades_to_the_new_one(tmp_path: Path, name:
 
 
 def test_claude_code_install_upgrades_an_old_builtin_pack(tmp_path: Path) -> None:
-    from plugin_sdk.host.claude_setup import prepare_store
+    from plugin_sdk.host.claude.claude_setup import prepare_store
 
     old_file = tmp_path / "dev-1.2.0.toml"
     old_file.write_text(old_version("dev"))

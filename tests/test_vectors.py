@@ -396,8 +396,8 @@ def test_a_missing_mirror_is_rebuilt(tmp_path, embedder):
 
 
 LEAN_HOOK_MODULES = {
-    "plugin_sdk/host/hook_entry.py",
-    "plugin_sdk/host/hook_queue.py",
+    "plugin_sdk/host/claude/hook_entry.py",
+    "plugin_sdk/host/claude/hook_queue.py",
     "plugin_sdk/store/tables/hooks.py",
 }
 

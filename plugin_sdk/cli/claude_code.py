@@ -17,7 +17,7 @@ import click
 from plugin_sdk.cli.common import JSON_OPTION, F, echo_json, plugin_manager, store_options
 
 if TYPE_CHECKING:
-    from plugin_sdk.host.claude_hooks import FileChange
+    from plugin_sdk.host.claude.claude_hooks import FileChange
 
 EVENT_NAMES = ("SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd")
 
@@ -84,8 +84,8 @@ def install(
     each hook once, and prints what works. Running it again changes nothing
     that is already right.
     """
-    from plugin_sdk.host.claude_hooks import install as plan
-    from plugin_sdk.host.claude_setup import prepare_store, self_check
+    from plugin_sdk.host.claude.claude_hooks import install as plan
+    from plugin_sdk.host.claude.claude_setup import prepare_store, self_check
     from plugin_sdk.model.choose import default_choice
     from plugin_sdk.store.paths import default_db_path
     from plugin_sdk.store.project import project_for
@@ -123,7 +123,7 @@ def install(
 @JSON_OPTION
 def status(project_dir: Path, as_json: bool) -> None:
     """What is installed in a project: store, project, model, each hook's last run and error."""
-    from plugin_sdk.host.claude_setup import status_report
+    from plugin_sdk.host.claude.claude_setup import status_report
 
     report = status_report(project_dir)
     if as_json:
@@ -138,7 +138,7 @@ def status(project_dir: Path, as_json: bool) -> None:
 @JSON_OPTION
 def uninstall(project_dir: Path, yes: bool, dry_run: bool, as_json: bool) -> None:
     """Take out exactly the entries install added; nothing else is touched."""
-    from plugin_sdk.host.claude_hooks import uninstall as plan
+    from plugin_sdk.host.claude.claude_hooks import uninstall as plan
 
     _apply(plan(project_dir), yes, dry_run, as_json)
 
@@ -178,7 +178,7 @@ def hook_claude_code(
     """
     import json
 
-    from plugin_sdk.host.hook_entry import PayloadError, run
+    from plugin_sdk.host.claude.hook_entry import PayloadError, run
 
     try:
         result = run(
@@ -272,7 +272,7 @@ def hook_server(db: Path, idle_minutes: float, as_json: bool) -> None:
     store file is removed or replaced, or on SIGTERM. One per store (a lock);
     its socket (mode 0600) is `<db>.hook.sock`. See docs/hooks.md.
     """
-    from plugin_sdk.host.hook_server import serve
+    from plugin_sdk.host.claude.hook_server import serve
 
     click.echo(
         f"memsdk hook server {db}: stopped: {serve(db.expanduser(), idle_minutes)}", err=True

@@ -419,8 +419,8 @@ def drain(model_id: str | None, db: str | None, project: str | None, as_json: bo
     """
     from pathlib import Path
 
-    from plugin_sdk.host.hook_drain import drain as run_drain
-    from plugin_sdk.host.hook_drain import drain_lock
+    from plugin_sdk.host.claude.hook_drain import drain as run_drain
+    from plugin_sdk.host.claude.hook_drain import drain_lock
 
     with open_store(db, project) as store, drain_lock(Path(store.path)) as held:
         if not held:

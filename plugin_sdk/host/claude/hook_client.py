@@ -4,8 +4,8 @@ SessionStart and UserPromptSubmit run before a session and before every
 prompt, so this module imports only the standard library (``_socket``, the
 core of ``socket`` without its enums and selectors; json, os, sys, time). It sends the hook's arguments, standard input, working directory and
 ``MEMSDK_*`` environment to the store's hook server
-(:mod:`plugin_sdk.host.hook_server`), which runs the in-process entry point
-(:func:`plugin_sdk.host.hook_entry.main`) on them and sends back its standard
+(:mod:`plugin_sdk.host.claude.hook_server`), which runs the in-process entry point
+(:func:`plugin_sdk.host.claude.hook_entry.main`) on them and sends back its standard
 output, standard error and exit code, written here unchanged. When no server
 answers (none running, a stale socket, no reply within
 ``MEMSDK_HOOK_TIMEOUT`` seconds, a server that declines), the in-process entry
@@ -137,7 +137,7 @@ def main() -> None:
         if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
             del sys.path[0]  # the script's folder: its modules are not top-level ones
         site.main()
-    from plugin_sdk.host.hook_entry import main as in_process
+    from plugin_sdk.host.claude.hook_entry import main as in_process
 
     in_process(argv, stdin=text, serve=enabled())
 

@@ -3,7 +3,7 @@
 A SessionEnd or PreCompact hook only records the files to read (:func:`enqueue`,
 the session's transcript and its sub-agents' files with their sizes) and
 starts ``memsdk historian drain`` detached (:func:`start_drain`); the drain
-(:mod:`plugin_sdk.host.hook_drain`) runs the historian on them later. Work
+(:mod:`plugin_sdk.host.claude.hook_drain`) runs the historian on them later. Work
 stays queued until the historian has read it: a crash, a kill or a missing
 model leaves it there, and the import ledger (``transcripts/ledger.py``) sends
 only what was not sent before, so nothing is read twice.

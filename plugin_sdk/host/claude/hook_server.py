@@ -2,10 +2,10 @@
 
 A fresh ``memsdk-hook`` process spends most of its time importing
 sqlite-utils, pluggy and the stages before it reads a row. The hook server
-has them imported already: the lean client (:mod:`plugin_sdk.host.hook_client`)
+has them imported already: the lean client (:mod:`plugin_sdk.host.claude.hook_client`)
 sends it a hook's arguments, input, working directory and ``MEMSDK_*``
 environment, and it runs the in-process entry point
-(:func:`plugin_sdk.host.hook_entry.main`) on exactly those, so its answer is
+(:func:`plugin_sdk.host.claude.hook_entry.main`) on exactly those, so its answer is
 the in-process answer, byte for byte. It opens the store anew for every
 request (no cache of memories or categories: what other processes wrote is
 seen by the next hook); it keeps the plugin manager, and one idle connection
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from plugin_sdk.host import hook_client
+from plugin_sdk.host.claude import hook_client
 from plugin_sdk.store import driver
 
 IDLE_MINUTES = 10.0
@@ -100,8 +100,8 @@ def serve(db: Path, idle_minutes: float = IDLE_MINUTES) -> str:
 
 def _warm() -> None:
     """Import what the read hooks use, so the first request is as quick as the next."""
-    import plugin_sdk.host.claude_hooks
-    import plugin_sdk.host.hook_entry
+    import plugin_sdk.host.claude.claude_hooks
+    import plugin_sdk.host.claude.hook_entry
     import plugin_sdk.stages.inject
     import plugin_sdk.store.connection  # noqa: F401
 
@@ -200,7 +200,7 @@ def _mtime(folder: str) -> float:
 
 def run_request(request: dict[str, Any]) -> dict[str, Any]:
     """Run the in-process hook as the client would have: its folder, ``MEMSDK_*`` and input."""
-    from plugin_sdk.host.hook_entry import main
+    from plugin_sdk.host.claude.hook_entry import main
 
     os.chdir(request["cwd"])
     for key in [k for k in os.environ if k.startswith("MEMSDK_")]:
@@ -218,7 +218,7 @@ def run_request(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def server_command(db: Path, idle_minutes: float | None = None) -> list[str]:
-    command = [sys.executable, "-m", "plugin_sdk.host.hook_server", "--db", str(db)]
+    command = [sys.executable, "-m", "plugin_sdk.host.claude.hook_server", "--db", str(db)]
     return command + (["--idle-minutes", str(idle_minutes)] if idle_minutes is not None else [])
 
 

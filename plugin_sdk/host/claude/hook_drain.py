@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.host.hook_queue import pending, record_run
+from plugin_sdk.host.claude.hook_queue import pending, record_run
 from plugin_sdk.store.tables import hooks
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def drain_lock(db: Path) -> Iterator[bool]:
 
 def drain(store: Store) -> dict[str, Any]:
     """Run the historian on every queued session of the store's project, oldest first."""
-    from plugin_sdk.host.claude_hooks import run_historian_on
+    from plugin_sdk.host.claude.claude_hooks import run_historian_on
 
     conn = store.db.conn
     rows = pending(conn, store.project)

@@ -3,7 +3,7 @@
 A lean entry point (no click): it runs before every prompt, so it imports
 only what the event needs. SessionEnd and PreCompact never open the store
 through sqlite-utils: they queue the session's files with plain ``sqlite3``
-(:mod:`plugin_sdk.host.hook_queue`), start the drain detached, and return.
+(:mod:`plugin_sdk.host.claude.hook_queue`), start the drain detached, and return.
 
 Every answer is one JSON object on standard output. A payload that is not
 what Claude Code sends (wrong types, a folder or an unreadable path for the
@@ -107,7 +107,7 @@ def _queue(
     transcript: Path | None,
     model: str | None,
 ) -> dict[str, Any]:
-    from plugin_sdk.host.hook_queue import enqueue, first_notice, record_run, start_drain
+    from plugin_sdk.host.claude.hook_queue import enqueue, first_notice, record_run, start_drain
 
     conn = _connect(path)
     try:
@@ -138,8 +138,8 @@ def _read(
     model: str | None,
 ) -> dict[str, Any]:
     from plugin_sdk.errors import MemsdkError
-    from plugin_sdk.host.claude_hooks import answer as hook_answer
-    from plugin_sdk.host.hook_queue import first_notice, pending, record_run, start_drain
+    from plugin_sdk.host.claude.claude_hooks import answer as hook_answer
+    from plugin_sdk.host.claude.hook_queue import first_notice, pending, record_run, start_drain
     from plugin_sdk.store.connection import Store
 
     with Store(path, project=project, plugins=plugins) as store:
@@ -203,7 +203,7 @@ def main(
 
     ``stdin``: the event's text when the caller has read it already;
     ``serve``: start the store's hook server afterwards for the next read hook
-    (:mod:`plugin_sdk.host.hook_server`), when the store exists and none runs;
+    (:mod:`plugin_sdk.host.claude.hook_server`), when the store exists and none runs;
     ``plugins``: the plugin manager (default: the store makes one).
     """
     parser = argparse.ArgumentParser(prog="memsdk-hook", description=__doc__.split("\n\n")[0])
@@ -238,7 +238,7 @@ def main(
         sys.stdout.flush()
         path = _db_path(args.db)
         if path.exists():
-            from plugin_sdk.host.hook_server import start_server
+            from plugin_sdk.host.claude.hook_server import start_server
 
             start_server(path)
 

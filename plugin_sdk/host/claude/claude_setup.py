@@ -82,7 +82,7 @@ def self_check(
     memsdk: str, options: list[str], hook_options: list[str], project_dir: Path
 ) -> list[tuple[bool, str]]:
     """Start the MCP server once and run each hook once: (ok, what) per check."""
-    from plugin_sdk.host.claude_hooks import EVENTS, hook_command
+    from plugin_sdk.host.claude.claude_hooks import EVENTS, hook_command
 
     results: list[tuple[bool, str]] = []
     try:
@@ -146,7 +146,7 @@ def _probe_mcp(command: list[str]) -> tuple[list[str], str]:
 
 def status_report(project_dir: Path) -> dict[str, Any]:
     """What a project's settings install, and the store's record of each hook's runs."""
-    from plugin_sdk.host.claude_hooks import EVENTS, _ours
+    from plugin_sdk.host.claude.claude_hooks import EVENTS, _ours
     from plugin_sdk.store import driver
     from plugin_sdk.store.tables import hooks
 

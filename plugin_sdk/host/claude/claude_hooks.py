@@ -65,7 +65,7 @@ def hook_command(memsdk: str) -> list[str]:
     """
     if "/" not in memsdk:
         return [HOOK_SCRIPT]
-    from plugin_sdk.host import hook_client
+    from plugin_sdk.host.claude import hook_client
 
     return [sys.executable, "-S", str(Path(hook_client.__file__).resolve())]
 
