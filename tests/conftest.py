@@ -38,6 +38,10 @@ pytest_plugins = ["plugin_sdk.testing"]
 # outlive the test); tests/test_hook_server.py turns it on where it is tested.
 os.environ["MEMSDK_HOOK_SERVER"] = "0"
 
+# No test touches the real user folder (~/.config/memsdk): a store or token
+# file a command finds by default lives in a folder of this test run.
+os.environ["MEMSDK_USER_PATH"] = tempfile.mkdtemp(prefix="memsdk-user-")
+
 PROJECT = "test-project"
 POLICY_TABLES = ("packs", "categories", "criteria", "criteria_history", "memories")
 MEMORY_TMP = Path("/dev/shm")
