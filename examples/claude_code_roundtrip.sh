@@ -37,4 +37,8 @@ echo; echo "(waiting for the detached drain, which the fake model keeps 3 s)"
 i=0; while [ "$(sqlite3 "$DB" "select count(*) from hook_queue where done_at is null" 2>/dev/null || echo 1)" != 0 ] && [ $i -lt 60 ]; do sleep 1; i=$((i+1)); done
 echo "\$ memsdk historian drain (again: nothing left)"; memsdk historian drain --db "$DB" --project app --model claude-code
 echo; echo "\$ SessionStart (next session)"; event SessionStart | hook SessionStart | python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["additionalContext"])'
+echo; echo "\$ UserPromptSubmit on topic: 'which port does the app listen on?'"
+event UserPromptSubmit ',"prompt":"which port does the app listen on?"' | hook UserPromptSubmit; echo
+echo; echo "\$ UserPromptSubmit off topic: 'Add a dark-mode toggle to the settings page'"
+event UserPromptSubmit ',"prompt":"Add a dark-mode toggle to the settings page"' | hook UserPromptSubmit; echo
 echo; echo "(files kept in $T)"
