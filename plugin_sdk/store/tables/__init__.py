@@ -24,6 +24,7 @@ from plugin_sdk.store.tables.refsets import RefsetRows
 from plugin_sdk.store.tables.relations import RelationRows
 from plugin_sdk.store.tables.search import SearchRows
 from plugin_sdk.store.tables.sessions import SessionRows
+from plugin_sdk.store.tables.toc import TocRows
 from plugin_sdk.store.tables.truths import TruthRows
 from plugin_sdk.store.tables.vectors import VectorRows
 
@@ -101,6 +102,11 @@ class Tables:
     def sessions(self) -> SessionRows:
         """session_meta, injections, dreamer_state, transcript_imports."""
         return SessionRows(self._store)
+
+    @cached_property
+    def toc(self) -> TocRows:
+        """toc_rank (kept by triggers; its reads)."""
+        return TocRows(self._store)
 
     @cached_property
     def vectors(self) -> VectorRows:
