@@ -42,7 +42,6 @@ from typing import Any
 
 from plugin_sdk.plugin import Candidate, CandidateRow, Ranked, Store, entry, hookimpl
 from plugin_sdk.store import driver
-from plugin_sdk.store.tables.toc import READER_HEAD_SQL, READER_NOTE_SQL
 
 SECTIONS = (
     ("pinned", "Pinned"),
@@ -52,21 +51,6 @@ SECTIONS = (
 EXPAND_BUDGET = 2000  # the expand budget the block advertises; the map is built for it
 OPEN_TAG = f'<memory expand-budget="{EXPAND_BUDGET}">'
 CLOSE_TAG = "</memory>"
-FETCH = 16  # rows read at a time from one tier of one category
-
-_COLUMNS = """r.memory_id AS memory_id, r.category, r.kind, r.importance, r.token_count, r.tokenizer,
-    r.seen_count, r.last_seen_at, r.strength, r.tier, r.head, r.note, m.content,
-    m.normalized_hash"""
-# Another project's shared rows: ``toc_rank``'s head and note are the owner's
-# view (members the reader may not see counted); these count what the reader
-# may read (two ``?``: the reader, twice).
-_SHARED_COLUMNS = _COLUMNS.replace(
-    "r.head, r.note",
-    f"""CASE WHEN r.head IS NULL THEN NULL ELSE {READER_HEAD_SQL.format(head="r.memory_id")} END,
-    CASE WHEN r.note IS NULL THEN NULL ELSE {READER_NOTE_SQL.format(head="r.memory_id")} END""",
-)
-_FROM = "toc_rank r JOIN memories m ON m.id = r.memory_id"
-_ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at DESC, r.memory_id"
 
 
 def category_order(store: Store) -> list[tuple[str, str, int]]:
@@ -77,11 +61,10 @@ def category_order(store: Store) -> list[tuple[str, str, int]]:
 
 @hookimpl(trylast=True)
 def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
-    # The maintained ranking joined with the rows' text: no facade covers it.
+    # The maintained ranking joined with the rows' text (store.tables.toc).
     # Rows are driver.Row (Ranked may read memory_id by name); this module
-    # reads its own rows by position, for speed.
-    db = store.db.conn.cursor()
-    db.row_factory = driver.Row
+    # reads its own rows by position (toc.COLUMNS order), for speed.
+    toc = store.tables.toc.reader()
     counter = store.tokenizer
     categories = category_order(store)
     priority = {name: prio for name, _, prio in categories}
@@ -112,22 +95,11 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
 
     # Most stores share nothing across projects, and some tiers are empty:
     # one cheap probe each spares a query per category and tier.
-    sharing = _any(db, "shared = 1 AND project != ?", [project])
+    sharing = toc.any_shared(project)
 
     def tier(number: int) -> list[driver.Row]:
-        rows = db.execute(
-            f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
-            f"ORDER BY r.category, {_ORDER}",
-            [project, number],
-        ).fetchall()
-        shared = (
-            sharing
-            and db.execute(
-                f"SELECT {_SHARED_COLUMNS} FROM {_FROM} "
-                "WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
-                [project, project, number, project],
-            ).fetchall()
-        )
+        rows = toc.tier(project, number)
+        shared = sharing and toc.shared_tier(project, number)
         if shared:
             rows = sorted([*rows, *shared], key=lambda r: (r[1], *_rank_key(r)))
         return [row for row in rows if row[1] in position]
@@ -135,30 +107,17 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
     pinned = sorted(tier(0), key=lambda r: position[r[1]])  # stable: rank order within a category
     headers = _taking_turns(tier(1), position)
 
-    def stream(sql: str, params: list[Any]) -> Iterator[driver.Row]:
-        cursor = db.execute(sql, params)
-        while rows := cursor.fetchmany(FETCH):
-            yield from rows
-
     def rest() -> Iterator[CandidateRow]:
-        sharing = _any(db, "shared = 1 AND project != ?", [project])  # read now, as the rows
+        sharing = toc.any_shared(project)  # read now, as the rows
         for number in (2, 3):
-            if not sharing and not _any(db, "project = ? AND tier = ?", [project, number]):
+            if not sharing and not toc.any_in_tier(project, number):
                 continue
             for name, _, _ in categories:
-                own = stream(
-                    f"SELECT {_COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
-                    f"AND r.category = ? ORDER BY {_ORDER}",
-                    [project, number, name],
-                )
+                own = toc.category_tier(project, number, name)
                 if not sharing:
                     yield from own
                     continue
-                shared = stream(
-                    f"SELECT {_SHARED_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
-                    f"AND r.category = ? AND r.project != ? ORDER BY {_ORDER}",
-                    [project, project, number, name, project],
-                )
+                shared = toc.shared_category_tier(project, number, name)
                 first = next(shared, None)
                 if first is None:  # the usual case: nothing shared from elsewhere
                     yield from own
@@ -166,24 +125,13 @@ def injection_candidates(store: Store, project: str) -> Sequence[Candidate]:
                     yield from heapq.merge(own, [first], shared, key=_rank_key)
 
     def count() -> int:
-        found = db.execute(
-            """SELECT category, count(*) FROM toc_rank
-               WHERE project = ? OR (shared = 1 AND project != ?) GROUP BY category""",
-            [project, project],
-        ).fetchall()
+        found = toc.category_counts(project)
         return sum(n for name, n in found if name in position)
 
     def ids() -> list[int]:
         return [row[0] for row in pinned + headers] + [row["memory_id"] for row in rest()]
 
     return Ranked([make(row) for row in pinned + headers], rest, make, count, ids)
-
-
-def _any(db: driver.Cursor, where: str, params: list[Any]) -> bool:
-    """Whether ``toc_rank`` has a row matching ``where`` (an index probe)."""
-    return (
-        db.execute(f"SELECT 1 FROM toc_rank WHERE {where} LIMIT 1", params).fetchone() is not None
-    )
 
 
 # Timestamps share one ISO format, so flipping their digits reverses their

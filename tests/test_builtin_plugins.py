@@ -88,11 +88,11 @@ def test_no_parameter_is_typed_any(name):
     assert not untyped, f"plugins/{name}.py: untyped parameters {untyped}"
 
 
-# SQL against the memories table where no facade covers the read: a join of
-# memories with categories, composites and cells (the injector's index-only
-# read). A detector's evidence (links, cells, memories) is the links' owner's
-# (``store.tables.entities.links.with_acts``).
-SQL_ON_MEMORIES = {"injection"}
+# SQL against the memories table in a plugin: none. The injector's ranked read
+# (toc_rank joined with memories) is the ranking's owner's
+# (``store.tables.toc.reader()``); a detector's evidence (links, cells,
+# memories) is the links' owner's (``store.tables.entities.links.with_acts``).
+SQL_ON_MEMORIES: set[str] = set()
 _MEMORIES_SQL = re.compile(r"\b(FROM|JOIN|UPDATE|INTO)\s+memories\b", re.IGNORECASE)
 
 

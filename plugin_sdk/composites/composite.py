@@ -346,9 +346,7 @@ class Composites:
         return current
 
     def _head_row(self, memory_id: int) -> dict[str, Any] | None:
-        row = self.db.execute(
-            "SELECT project, scope, shareable FROM memories WHERE id = ?", [memory_id]
-        ).fetchone()
+        row = self.store.tables.memories.visibility(memory_id)
         return None if row is None else {"project": row[0], "scope": row[1], "shareable": row[2]}
 
 

@@ -157,11 +157,7 @@ def _piece(store: Store, entry: dict[str, object]) -> str:
 
 
 def _exists(store: Store, project: str, category: str, text: str) -> bool:
-    row = store.db.execute(
-        "SELECT 1 FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?",
-        [project, category, normalized_hash(text)],
-    ).fetchone()
-    return row is not None
+    return store.tables.memories.has_hash(project, category, normalized_hash(text))
 
 
 def _live_id(store: Store, memory_id: int) -> int:

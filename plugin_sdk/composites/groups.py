@@ -23,8 +23,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.visibility import readable_sql
-
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
@@ -96,12 +94,5 @@ def _active(store: Store, project: str, ids: list[int]) -> set[int]:
     found: set[int] = set()
     for start in range(0, len(ids), CHUNK):
         part = ids[start : start + CHUNK]
-        found.update(
-            row[0]
-            for row in store.db.execute(
-                f"""SELECT m.id FROM memories m WHERE m.status = 'active' AND {readable_sql("m")}
-                    AND m.id IN ({",".join("?" * len(part))})""",
-                [project, *part],
-            )
-        )
+        found.update(store.tables.memories.readable_active_ids(part, project))
     return found

@@ -57,18 +57,6 @@ HEADER_IMPORTANCE = 60
 REBUILD_SHARE = 0.2
 SUMMARY_WORDS = 8
 
-_UNITS = """
-SELECT m.id, m.category, m.content, coalesce(m.token_count, 0),
-       (SELECT count(*) FROM composites s JOIN composite_members d ON d.composite_id = s.id
-        JOIN memories x ON x.id = d.member_memory_id AND x.status = 'active'
-        WHERE s.head_memory_id = m.id AND s.type = 'sequence')
-FROM memories m
-WHERE m.project = ? AND m.status = 'active' AND m.source != ? {where}
-  AND NOT EXISTS (SELECT 1 FROM composite_members d JOIN composites s ON s.id = d.composite_id
-                  JOIN memories h ON h.id = s.head_memory_id
-                  WHERE d.member_memory_id = m.id AND s.type = 'sequence' AND h.status = 'active')
-ORDER BY m.id"""
-
 
 def map_category(store: Store, project: str, category: str) -> int:
     """Bring one category's map up to date; return how many memories it now places."""
@@ -96,11 +84,7 @@ def map_category(store: Store, project: str, category: str) -> int:
 
 
 def _top_budget(store: Store, project: str) -> int:
-    pinned = store.db.execute(
-        """SELECT coalesce(sum(token_count), 0) + ? * count(*) FROM memories
-           WHERE project = ? AND status = 'active' AND pinned = 1""",
-        [LINE, project],
-    ).fetchone()[0]
+    pinned = store.tables.memories.pinned_cost(project, LINE)
     return max(0, int(BLOCK_BUDGET * TOP_SHARE) - int(pinned))
 
 
@@ -108,8 +92,8 @@ def _stats(store: Store, project: str) -> dict[str, Stats]:
     plain: Counter[str] = Counter()
     headers: Counter[str] = Counter()
     names = set(store.category_names())
-    for _, category, content, tokens, details in store.db.execute(
-        _UNITS.format(where=""), [project, MAP_SOURCE]
+    for _, category, content, tokens, details in store.tables.memories.map_units(
+        project, MAP_SOURCE
     ):
         (headers if details else plain)[category] += _cost(content, tokens, details)
     return {name: Stats(plain[name], headers[name]) for name in sorted(names)}
@@ -123,9 +107,7 @@ def _units(store: Store, project: str, category: str) -> list[Unit]:
     entities: dict[int, set[str]] = {}
     for memory_id, name in store.tables.entities.links.names_in_category(project, category):
         entities.setdefault(memory_id, set()).add(entity_term(name))
-    rows = store.db.execute(
-        _UNITS.format(where="AND m.category = ?"), [project, MAP_SOURCE, category]
-    ).fetchall()
+    rows = store.tables.memories.map_units(project, MAP_SOURCE, category)
     return [
         Unit(
             memory_id,
@@ -271,11 +253,9 @@ def _write(store: Store, project: str, category: str, group: Group, used: set[in
     text = _text(store, group)
     header = 0
     for suffix in ["", *(f" ({n})" for n in range(2, 100))]:
-        found = store.db.execute(
-            """SELECT id, source, status FROM memories
-               WHERE project = ? AND category = ? AND normalized_hash = ?""",
-            [project, category, normalized_hash(text + suffix)],
-        ).fetchone()
+        found = store.tables.memories.source_by_hash(
+            project, category, normalized_hash(text + suffix)
+        )
         if found is None:
             header = store.memories.write(
                 text + suffix,
@@ -288,11 +268,7 @@ def _write(store: Store, project: str, category: str, group: Group, used: set[in
         if found[1] == MAP_SOURCE and found[0] not in used and found[2] in ("active", "archived"):
             header = found[0]
             if found[2] != "active":  # an earlier map's header with this label
-                store.db.execute(
-                    """UPDATE memories SET status = 'active', archived_at = NULL, updated_at = ?
-                       WHERE id = ?""",
-                    [store.now(), header],
-                )
+                store.tables.memories.reactivate(header, store.now())
             break
     used.add(header)
     group.id = header

@@ -80,15 +80,11 @@ def batch(
 def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
     """Rows each phase walks, and what it cannot handle (for progress and the report)."""
     project = project or store.project
-    one = lambda sql: int(store.db.execute(sql, [project]).fetchone()[0])  # noqa: E731
     return {
         "entities": store.tables.entities.count(project),
         "relations": store.tables.relations.count(project),
         "memories": store.tables.cells.count_active(project),
-        "memories_unplaced": one(
-            """SELECT count(*) FROM memories m WHERE m.project = ? AND m.status = 'active'
-               AND NOT EXISTS (SELECT 1 FROM memory_cells c WHERE c.memory_id = m.id)"""
-        ),
+        "memories_unplaced": store.tables.memories.count_unplaced(project),
     }
 
 

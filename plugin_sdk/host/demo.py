@@ -115,14 +115,7 @@ def run_demo(store: Store, pack_name: str = "ops") -> DemoReport:
     themes = _build_map(store)
     grid_report = _build_grid(store, pack.name)
     counts = store.memories.counts()
-    tokens = {
-        row["category"]: row["tokens"]
-        for row in store.db.query(
-            """SELECT category, sum(token_count) AS tokens FROM memories
-               WHERE project = ? AND status = 'active' GROUP BY category""",
-            [store.project],
-        )
-    }
+    tokens = store.tables.memories.active_tokens_by_category(store.project)
     rows: list[dict[str, Any]] = []
     for category in store.categories():
         overridden = [f for f, c in category.criteria.items() if c.source == "override"]

@@ -575,16 +575,8 @@ def _list(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _recent(store: Store, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    params: list[Any] = [store.project]
-    since = ""
-    if args.get("since"):
-        since = "AND updated_at >= ?"
-        params.append(args["since"])
-    rows = store.db.query(
-        f"""SELECT * FROM memories WHERE project = ? AND status IN ({", ".join("?" * len(LISTED))})
-            {since} ORDER BY updated_at DESC, id DESC LIMIT ?""",
-        [params[0], *LISTED, *params[1:], args.get("limit", 10)],
-    )
+    since = args.get("since") or None
+    rows = store.tables.memories.recent(store.project, LISTED, since, args.get("limit", 10))
     found = [Memory.from_row(row) for row in rows]
     data = {"memories": [_record(m) for m in found]}
     if not found:

@@ -251,9 +251,7 @@ class Packs:
             spec.name, spec.kind, spec.priority, spec.promotable, spec.label, now
         )
         if spec.kind != row["kind"]:
-            self.db.execute(
-                "UPDATE memories SET kind = ? WHERE category = ?", [spec.kind, spec.name]
-            )
+            self.store.tables.memories.set_kind(spec.name, spec.kind)
         for field in CRITERIA_FIELDS:
             current = self.rows.criterion(spec.name, field)
             assert current is not None  # every active category has every field
@@ -282,11 +280,7 @@ class Packs:
     def _retire(self, pack: Pack, name: str) -> int:
         now = self.store.now()
         self.rows.retire(name, now)
-        cursor = self.db.execute(
-            """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
-               WHERE category = ? AND status IN ('active', 'pending')""",
-            [now, now, name],
-        )
+        archived = self.store.tables.memories.archive_category(name, now)
         self.store.criteria.record(
             name,
             "status",
@@ -295,9 +289,9 @@ class Packs:
             "retired",
             pack=pack.name,
             pack_version=pack.version,
-            note=f"{cursor.rowcount} memories archived",
+            note=f"{archived} memories archived",
         )
-        return cursor.rowcount
+        return archived
 
     def _rename(
         self, pack: Pack, old: str, new: str, *, fresh: bool, report: UpgradeReport
@@ -305,21 +299,15 @@ class Packs:
         now = self.store.now()
         kind = pack.categories[new].kind
         moved = folded = 0
-        rows = list(self.db.query("SELECT * FROM memories WHERE category = ? ORDER BY id", [old]))
-        for row in rows:
-            clash = self.db.execute(
-                "SELECT id FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?",
-                [row["project"], new, row["normalized_hash"]],
-            ).fetchone()
+        memories = self.store.tables.memories
+        for row in memories.in_category(old):
+            clash = memories.id_by_hash(row["project"], new, row["normalized_hash"])
             if clash is None:
-                self.db.execute(
-                    "UPDATE memories SET category = ?, kind = ?, updated_at = ? WHERE id = ?",
-                    [new, kind, now, row["id"]],
-                )
+                memories.move_category(row["id"], new, kind, now)
                 moved += 1
                 continue
             # Same text already in the target: fold into it, keeping the row.
-            self.store.memories.fold(row["id"], clash[0])
+            self.store.memories.fold(row["id"], clash)
             folded += 1
         self.rows.retire_renamed(old, new, now)
         self.store.criteria.record(

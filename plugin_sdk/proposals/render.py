@@ -133,14 +133,9 @@ def _existing(store: Store, proposal: Proposal) -> dict[str, Any] | None:
     content = proposal.diff.get("content")
     if not isinstance(content, str) or not content.strip():
         return None
-    rows = list(
-        store.db.query(
-            """SELECT id, status, seen_count FROM memories
-               WHERE project = ? AND category = ? AND normalized_hash = ?""",
-            [proposal.project, proposal.diff.get("category"), normalized_hash(content.strip())],
-        )
+    return store.tables.memories.seen_by_hash(
+        proposal.project, proposal.diff.get("category"), normalized_hash(content.strip())
     )
-    return rows[0] if rows else None
 
 
 def _get(store: Store, memory_id: Any) -> Any:

@@ -72,15 +72,9 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
         if stored.memory_id is not None:
             status = store.memories.get(stored.memory_id).status
             if status == "pending":
-                store.db.execute(
-                    "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
-                    [now, stored.memory_id],
-                )
+                store.tables.memories.activate(stored.memory_id, now)
             else:
-                store.db.execute(
-                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
-                    [now, stored.memory_id],
-                )
+                store.tables.memories.seen_again(stored.memory_id, now)
         store.tables.entities.activate_observed(stored.project, observation_id, now)
         store.db.execute(
             "UPDATE entity_observations SET held = 0 WHERE project = ? AND observation_id = ?",
@@ -114,11 +108,7 @@ def reject(store: Store, observation_id: str, *, reason: str = "") -> StoredObse
     with store.atomic():  # checked under the write lock: rejected once
         stored = _waiting(store, observation_id)
         if stored.memory_id is not None:
-            store.db.execute(
-                """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
-                   WHERE id = ? AND status = 'pending'""",
-                [now, now, stored.memory_id],
-            )
+            store.tables.memories.archive_pending(stored.memory_id, now)
         store.db.execute(
             """UPDATE conflicts SET status = 'dismissed', resolved_at = ?,
                    resolution = 'observation rejected in review'

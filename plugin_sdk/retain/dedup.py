@@ -122,10 +122,7 @@ class Dedup:
         if not windows and not unwritten:
             return
         if row is None:
-            found = self.store.db.conn.execute(
-                "SELECT id, normalized_hash, token_count, status FROM memories WHERE id = ?",
-                [memory_id],
-            ).fetchone()
+            found = self.store.tables.memories.dedup_row(memory_id)
             if found is None or found[3] not in ("active", "pending"):
                 return
             row = (int(found[0]), found[1], found[2])
@@ -206,9 +203,7 @@ class Dedup:
                 continue
             other = kept.get(other_hash)
             if other is None:
-                (content,) = conn.execute(
-                    "SELECT content FROM memories WHERE id = ?", [memory_id]
-                ).fetchone()
+                content = self.store.tables.memories.content(memory_id)
                 other = self._remember(other_hash, tuple(words(content)))
             # Jaccard overlap with the other's distinct words; it is at most the smaller
             # set's size over the larger's: sets of sizes that far apart are skipped.

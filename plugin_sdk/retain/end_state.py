@@ -22,8 +22,6 @@ def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     Truth versions (a batched run may write fewer).
     """
     queries = {
-        "memories": """SELECT id, content, category, status, seen_count, normalized_hash
-                       FROM memories ORDER BY id""",
         "facts": """SELECT id, entity_id, predicate, object, object_norm, observation_id, status
                     FROM facts ORDER BY id""",
         "conflicts": """SELECT entity_id, kind, predicate, fact_id, other_fact_id, pair, detail,
@@ -35,7 +33,8 @@ def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
         "truth_impacts": """SELECT entity_id, round(impact, 9), observations FROM truth_impacts
                             WHERE impact > 0 ORDER BY entity_id""",
     }
-    found = {name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()}
+    found = {"memories": store.tables.memories.end_state()}
+    found.update({name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()})
     entities = store.tables.entities
     found["memory_cells"] = store.tables.cells.snapshot()
     found["memory_entities"] = entities.links.snapshot()

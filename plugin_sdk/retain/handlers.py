@@ -153,10 +153,7 @@ class RetainContext:
             memory_id = self._existing(text, category)
         if memory_id is not None:
             if not self.held:
-                store.db.conn.execute(
-                    "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
-                    [store.now(), memory_id],
-                )
+                store.tables.memories.seen_again(memory_id, store.now())
         else:
             result = self._write(text, category, importance)
             memory_id = result.id
@@ -165,19 +162,11 @@ class RetainContext:
                 if result.created and not self.held:
                     self.batch_rows.fed(memory_id)
                 elif not result.created and result.status == "pending" and not self.held:
-                    store.db.conn.execute(
-                        "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
-                        [store.now(), memory_id],
-                    )
+                    store.tables.memories.activate(memory_id, store.now())
             elif result.created and self.held:
-                store.db.conn.execute(
-                    "UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id]
-                )
+                store.tables.memories.hold(memory_id)
             elif result.status == "pending" and not self.held:
-                store.db.conn.execute(
-                    "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?",
-                    [store.now(), memory_id],
-                )
+                store.tables.memories.activate(memory_id, store.now())
         self.memory_id = memory_id
         links = [(memory_id, self.entities[name].id, "actor") for name in o.actors]
         links += [
@@ -263,11 +252,9 @@ class RetainContext:
         return self.entities[name]
 
     def _existing(self, text: str, category: str) -> int | None:
-        row = self.store.db.conn.execute(
-            """SELECT id FROM memories WHERE project = ? AND category = ? AND normalized_hash = ?""",
-            [self.store.project, category, normalized_hash(text)],
-        ).fetchone()
-        return int(row[0]) if row else None
+        return self.store.tables.memories.id_by_hash(
+            self.store.project, category, normalized_hash(text)
+        )
 
     def _place(self, memory_id: int, text: str, category: str, *, placed: bool = True) -> None:
         store = self.store

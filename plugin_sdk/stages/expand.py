@@ -96,9 +96,5 @@ def _texts(store: Store, ids: list[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        found.update(
-            store.db.execute(
-                f"SELECT id, content FROM memories WHERE id IN ({','.join('?' * len(part))})", part
-            ).fetchall()
-        )
+        found.update(store.tables.memories.texts(part))
     return found

@@ -65,7 +65,6 @@ from plugin_sdk.stages.expand import Expansion, expand
 from plugin_sdk.store import driver
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.tokens import count_cached
-from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
     from plugin_sdk.plugin.records import Candidate
@@ -539,10 +538,7 @@ def _load_text(store: Store, chosen: Iterable[Candidate]) -> None:
     missing = [c for c in chosen if c.content is None or not c.content_hash]
     for start in range(0, len(missing), 500):
         part = missing[start : start + 500]
-        rows = store.db.execute(
-            f"SELECT id, content, normalized_hash FROM memories WHERE id IN ({','.join('?' * len(part))})",
-            [c.memory_id for c in part],
-        ).fetchall()
+        rows = store.tables.memories.texts_and_hashes([c.memory_id for c in part])
         found = {row[0]: row for row in rows}
         for candidate in part:
             row = found.get(candidate.memory_id)
@@ -589,14 +585,7 @@ def _record(store: Store, session: str, project: str, result: Injection) -> None
 
 
 def _active_count(store: Store, project: str) -> int:
-    return int(
-        store.db.execute(
-            f"""SELECT count(*) FROM memories m JOIN categories c
-               ON c.name = m.category AND c.status = 'active'
-               WHERE m.status = 'active' AND {readable_sql("m")}""",
-            [project],
-        ).fetchone()[0]
-    )
+    return store.tables.memories.readable_active_count(project)
 
 
 def _nothing_fits(offered: int, budget: int) -> str:

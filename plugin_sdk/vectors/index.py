@@ -36,8 +36,6 @@ from plugin_sdk.vectors.embed import Embedded, content_hash, to_blob
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
-# The cross-project read rule (docs/store.md, "Projects").
-READABLE = "(m.project = ? OR (m.scope = 'global' AND m.shareable = 1))"
 _CHUNK = 500
 
 
@@ -121,9 +119,7 @@ class Vectors:
         found: dict[int, str] = {}
         for start in range(0, len(memory_ids), _CHUNK):
             chunk = memory_ids[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, content FROM memories WHERE status = 'active' AND id IN ({marks})"
-            found.update(self.db.execute(sql, chunk).fetchall())
+            found.update(self.store.tables.memories.active_texts(chunk))
         return found
 
     def drop(self, memory_ids: Iterable[int]) -> int:
@@ -162,13 +158,7 @@ class Vectors:
 
     def unembedded_text(self, memory_id: int) -> str | None:
         """The text of an active memory that has no vector of the newest model, else ``None``."""
-        row = self.db.execute(
-            """SELECT m.content FROM memories m WHERE m.id = ? AND m.status = 'active'
-               AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
-                   AND v.model = (SELECT model FROM vector_state WHERE id = 1))""",
-            [memory_id],
-        ).fetchone()
-        return None if row is None else str(row[0])
+        return self.store.tables.memories.unembedded_text(memory_id)
 
     @property
     def model(self) -> str | None:
@@ -179,25 +169,11 @@ class Vectors:
         self, model: str | None, dim: int | None, project: str, *, after: int = 0, limit: int = 100
     ) -> list[tuple[int, str]]:
         """Active memories of ``project`` after id ``after`` with no vector of ``model``, by id."""
-        sql = """SELECT m.id, m.content FROM memories m
-                 WHERE m.project = ? AND m.status = 'active' AND m.id > ?
-                   AND NOT EXISTS (SELECT 1 FROM memory_vectors v
-                                   WHERE v.model = ? AND v.dim = ? AND v.memory_id = m.id)
-                 ORDER BY m.id LIMIT ?"""
-        return [
-            (row[0], row[1])
-            for row in self.db.execute(sql, [project, after, model, dim, limit]).fetchall()
-        ]
+        return self.store.tables.memories.unembedded(model, dim, project, after, limit)
 
     def count_missing(self, project: str) -> int:
         """Active memories of ``project`` without a vector of the newest model."""
-        row = self.db.execute(
-            """SELECT count(*) FROM memories m WHERE m.project = ? AND m.status = 'active'
-               AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.memory_id = m.id
-                   AND v.model = (SELECT model FROM vector_state WHERE id = 1))""",
-            [project],
-        ).fetchone()
-        return int(row[0])
+        return self.store.tables.memories.count_unembedded(project)
 
     # Reading
 
@@ -243,15 +219,7 @@ class Vectors:
         found: list[int] = []
         for start in range(0, len(memory_ids), _CHUNK):
             chunk = memory_ids[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            found += [
-                row[0]
-                for row in self.db.execute(
-                    f"""SELECT m.id FROM memories m WHERE m.id IN ({marks})
-                        AND m.status = 'active' AND {READABLE}""",
-                    [*chunk, project],
-                )
-            ]
+            found += self.store.tables.memories.readable_active_ids(chunk, project)
         return found
 
     # Looking at it

@@ -201,7 +201,7 @@ def matching(store: Store, pattern: str, *, project: str | None = None) -> list[
     time (``patterns.py``).
     """
     compiled = _compile(pattern)
-    rows = store.tables.memories.texts(project or store.project, f"{FORGOTTEN_PREFIX}%")
+    rows = store.tables.memories.texts_not_like(project or store.project, f"{FORGOTTEN_PREFIX}%")
     return [memory_id for memory_id, content in rows if compiled.search(content)]
 
 

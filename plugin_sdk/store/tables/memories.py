@@ -8,6 +8,9 @@ first ``occurred_at`` given) are written once here. The single write
 writes) runs them as one upsert (:meth:`MemoryRows.upsert`); ``write_many``
 as one ``INSERT`` per new row and one ``UPDATE`` per folded row, each an
 ``executemany`` (:meth:`MemoryRows.insert_many`, :meth:`MemoryRows.fold_many`).
+
+The reads the areas make over memories are in ``memory_reads.py`` (reached
+through the same object). Writes are made inside the caller's transaction.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from plugin_sdk.store.tables.memory_reads import MemoryReads
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -86,7 +91,7 @@ def memory_row(
     )
 
 
-class MemoryRows:
+class MemoryRows(MemoryReads):
     """Statements on memories, forgotten, memory_outcomes, insert_triggers_paused; reached as ``store.tables.memories``."""
 
     def __init__(self, store: Store) -> None:
@@ -438,7 +443,7 @@ class MemoryRows:
             )
         ]
 
-    def texts(self, project: str, not_like: str) -> Iterable[tuple[int, str]]:
+    def texts_not_like(self, project: str, not_like: str) -> Iterable[tuple[int, str]]:
         """``(id, content)`` of the project's memories whose hash is not like ``not_like``, by id."""
         return self.db.execute(
             "SELECT id, content FROM memories WHERE project = ? AND normalized_hash NOT LIKE ? "
@@ -463,6 +468,61 @@ class MemoryRows:
             sql += " AND memory_id = ?"
             params.append(memory_id)
         return self.db.query(sql + " ORDER BY forgotten_at, memory_id", params)
+
+    # Used by the areas
+
+    def activate(self, memory_id: int, now: str) -> None:
+        """Make a memory active (a held or pending one accepted)."""
+        self.db.conn.execute(
+            "UPDATE memories SET status = 'active', updated_at = ? WHERE id = ?", [now, memory_id]
+        )
+
+    def reactivate(self, memory_id: int, now: str) -> None:
+        """Bring an archived memory back: active, no longer archived."""
+        self.db.execute(
+            """UPDATE memories SET status = 'active', archived_at = NULL, updated_at = ?
+               WHERE id = ?""",
+            [now, memory_id],
+        )
+
+    def hold(self, memory_id: int) -> None:
+        """Hold a memory for review: pending."""
+        self.db.conn.execute("UPDATE memories SET status = 'pending' WHERE id = ?", [memory_id])
+
+    def seen_again(self, memory_id: int, now: str) -> None:
+        """Count one more sighting of a memory, seen ``now``."""
+        self.db.conn.execute(
+            "UPDATE memories SET seen_count = seen_count + 1, last_seen_at = ? WHERE id = ?",
+            [now, memory_id],
+        )
+
+    def archive_pending(self, memory_id: int, now: str) -> None:
+        """Archive a memory still pending review (rejected); any other status is left."""
+        self.db.execute(
+            """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
+               WHERE id = ? AND status = 'pending'""",
+            [now, now, memory_id],
+        )
+
+    def archive_category(self, category: str, now: str) -> int:
+        """Archive every active or pending memory of a retired category; how many."""
+        cursor = self.db.execute(
+            """UPDATE memories SET status = 'archived', archived_at = ?, updated_at = ?
+               WHERE category = ? AND status IN ('active', 'pending')""",
+            [now, now, category],
+        )
+        return cursor.rowcount
+
+    def set_kind(self, category: str, kind: str) -> None:
+        """Give every memory of ``category`` the category's new kind."""
+        self.db.execute("UPDATE memories SET kind = ? WHERE category = ?", [kind, category])
+
+    def move_category(self, memory_id: int, category: str, kind: str, now: str) -> None:
+        """Move a memory to a renamed category (and its kind)."""
+        self.db.execute(
+            "UPDATE memories SET category = ?, kind = ?, updated_at = ? WHERE id = ?",
+            [category, kind, now, memory_id],
+        )
 
 
 _MAX_INTEGER = 2**63 - 1

@@ -4,12 +4,19 @@
 statements that read a head's annotation at read time, the same SQL the
 ``toc_rank_source`` view runs (a test keeps the two equal: a change here is a
 new migration that replaces the view).
+
+:meth:`TocRows.reader` gives one injection its own cursor whose rows are
+``driver.Row``: read by position in ``COLUMNS`` order (memory_id, category,
+kind, importance, token_count, tokenizer, seen_count, last_seen_at,
+strength, tier, head, note, content, normalized_hash) or by name.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
+from plugin_sdk.store import driver
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -72,6 +79,23 @@ READER_HEAD_SQL = f"""(SELECT t.type FROM composites t WHERE t.head_memory_id = 
              ELSE 3 END, t.id LIMIT 1)"""
 
 
+FETCH = 16  # rows read at a time from one tier of one category
+
+COLUMNS = """r.memory_id AS memory_id, r.category, r.kind, r.importance, r.token_count, r.tokenizer,
+    r.seen_count, r.last_seen_at, r.strength, r.tier, r.head, r.note, m.content,
+    m.normalized_hash"""
+# Another project's shared rows: ``toc_rank``'s head and note are the owner's
+# view (members the reader may not see counted); these count what the reader
+# may read (two ``?``: the reader, twice).
+_SHARED_COLUMNS = COLUMNS.replace(
+    "r.head, r.note",
+    f"""CASE WHEN r.head IS NULL THEN NULL ELSE {READER_HEAD_SQL.format(head="r.memory_id")} END,
+    CASE WHEN r.note IS NULL THEN NULL ELSE {READER_NOTE_SQL.format(head="r.memory_id")} END""",
+)
+_FROM = "toc_rank r JOIN memories m ON m.id = r.memory_id"
+ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at DESC, r.memory_id"
+
+
 class TocRows:
     """Statements on toc_rank outside its triggers; reached as ``store.tables.toc``.
 
@@ -104,4 +128,78 @@ class TocRows:
             """INSERT INTO toc_rank SELECT * FROM toc_rank_source
                WHERE memory_id IN (SELECT value FROM json_each(?)) AND tier IS NOT NULL""",
             [ids_json],
+        )
+
+    def reader(self) -> RankReader:
+        """A reader of the ranking on a cursor of its own (rows are ``driver.Row``)."""
+        cursor = self.db.conn.cursor()
+        cursor.row_factory = driver.Row
+        return RankReader(cursor)
+
+
+class RankReader:
+    """One injection's reads of ``toc_rank`` joined with the rows' text."""
+
+    def __init__(self, cursor: driver.Cursor) -> None:
+        self.db = cursor
+
+    def any_shared(self, project: str) -> bool:
+        """Whether another project shares a ranked row (an index probe)."""
+        return self._any("shared = 1 AND project != ?", [project])
+
+    def any_in_tier(self, project: str, tier: int) -> bool:
+        """Whether ``project`` has a ranked row in ``tier`` (an index probe)."""
+        return self._any("project = ? AND tier = ?", [project, tier])
+
+    def tier(self, project: str, number: int) -> list[driver.Row]:
+        """``project``'s rows of tier ``number``, by category then rank."""
+        return self.db.execute(
+            f"SELECT {COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
+            f"ORDER BY r.category, {ORDER}",
+            [project, number],
+        ).fetchall()
+
+    def shared_tier(self, project: str, number: int) -> list[driver.Row]:
+        """Other projects' shared rows of tier ``number`` as ``project`` may see them (no order)."""
+        return self.db.execute(
+            f"SELECT {_SHARED_COLUMNS} FROM {_FROM} "
+            "WHERE r.shared = 1 AND r.tier = ? AND r.project != ?",
+            [project, project, number, project],
+        ).fetchall()
+
+    def category_tier(self, project: str, number: int, category: str) -> Iterator[driver.Row]:
+        """``project``'s rows of tier ``number`` in ``category``, in rank order, read ``FETCH`` at a time."""
+        return self._stream(
+            f"SELECT {COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
+            f"AND r.category = ? ORDER BY {ORDER}",
+            [project, number, category],
+        )
+
+    def shared_category_tier(
+        self, project: str, number: int, category: str
+    ) -> Iterator[driver.Row]:
+        """Other projects' shared rows of tier ``number`` in ``category``, in rank order."""
+        return self._stream(
+            f"SELECT {_SHARED_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
+            f"AND r.category = ? AND r.project != ? ORDER BY {ORDER}",
+            [project, project, number, category, project],
+        )
+
+    def category_counts(self, project: str) -> list[tuple[str, int]]:
+        """``(category, ranked rows)`` that ``project`` may read."""
+        return self.db.execute(
+            """SELECT category, count(*) FROM toc_rank
+               WHERE project = ? OR (shared = 1 AND project != ?) GROUP BY category""",
+            [project, project],
+        ).fetchall()
+
+    def _stream(self, sql: str, params: list[Any]) -> Iterator[driver.Row]:
+        cursor = self.db.execute(sql, params)
+        while rows := cursor.fetchmany(FETCH):
+            yield from rows
+
+    def _any(self, where: str, params: list[Any]) -> bool:
+        return (
+            self.db.execute(f"SELECT 1 FROM toc_rank WHERE {where} LIMIT 1", params).fetchone()
+            is not None
         )
