@@ -20,6 +20,10 @@ the group's values, or flips a polarity (``polarity.flips``), is not used
 conflict records come from ``plugin_sdk.retain`` (``value_conflicts``: the
 memory counterpart of the Retain Job's conflicts, which no front door
 exports).
+
+Its candidates come from the store's MinHash index
+(``plugin_sdk.store.search`` ``neardup``: word-set signatures banded for
+locality-sensitive hashing), which no front door exports.
 """
 
 from __future__ import annotations

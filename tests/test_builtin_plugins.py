@@ -24,7 +24,9 @@ from plugin_sdk.plugin import hookspecs
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = sorted(p.stem for p in (ROOT / "plugins").glob("*.py") if p.stem != "__init__")
-FRONT_DOORS = {"plugin_sdk", "plugin_sdk.plugin"}
+# The two front doors, and the error tree every error is imported from (issue 26:
+# only the errors a host catches are exported at the front door).
+FRONT_DOORS = {"plugin_sdk", "plugin_sdk.plugin", "plugin_sdk.errors"}
 
 
 def hookimpls():

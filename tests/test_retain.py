@@ -133,10 +133,18 @@ def dump_all(store: Store) -> dict[str, list[tuple[Any, ...]]]:
             "AND name NOT LIKE 'memories_fts%' ORDER BY name"
         )
     ]
+    # Rows in a stable order: by rowid, or (a WITHOUT ROWID table) by every column.
     return {
-        name: [tuple(row) for row in store.db.execute(f"SELECT * FROM [{name}] ORDER BY rowid")]
+        name: sorted(tuple(row) for row in store.db.execute(f"SELECT * FROM [{name}]"))
+        if store.db[name].pks != ["rowid"] and _without_rowid(store, name)
+        else [tuple(row) for row in store.db.execute(f"SELECT * FROM [{name}] ORDER BY rowid")]
         for name in names
     }
+
+
+def _without_rowid(store: Store, name: str) -> bool:
+    (sql,) = store.db.execute("SELECT sql FROM sqlite_master WHERE name = ?", [name]).fetchone()
+    return "WITHOUT ROWID" in sql.upper()
 
 
 @pytest.fixture
