@@ -347,6 +347,10 @@ def _take(
     if ids:
         for ident, status, stored_hash, error in store.tables.observations.states(project, ids):
             stored[ident] = (status, stored_hash, error)
+        missing = [ident for ident in ids if ident not in stored]
+        if missing:  # a pruned observation's line is still a replay
+            for ident, stored_hash in store.tables.observations.pruned_states(project, missing):
+                stored[ident] = ("pruned", stored_hash, None)
     replaced: list[tuple[str, str]] = []
     rows: list[tuple[Any, ...]] = []
     for item in chunk:

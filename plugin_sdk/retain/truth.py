@@ -34,12 +34,13 @@ import attrs
 from plugin_sdk.errors import NotFound
 from plugin_sdk.grid.entities import Entity as EntityRecord
 from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.store.tables.observations import RECENT
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.store.connection import Store
 
-RECENT_OBSERVATIONS = 10
+RECENT_OBSERVATIONS = RECENT  # ObservationRows.prune keeps these
 EXCERPT = 160
 SYSTEM = (
     "You maintain the compiled truth of one entity in an agent's long-term memory: a short "

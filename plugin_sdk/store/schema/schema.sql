@@ -881,6 +881,25 @@ CREATE TABLE read_records (
     updated_at TEXT NOT NULL
 );
 
+-- owner: plugin_sdk/store/tables/observations.py
+-- The store's observation retention in days (one row; absent: the default).
+CREATE TABLE observation_retention (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    keep_days INTEGER NOT NULL CHECK (keep_days >= 1),
+    updated_at TEXT NOT NULL
+);
+
+-- owner: plugin_sdk/store/tables/observations.py
+-- Pruned observations: id, hash and times (a replay stays a replay), never the text.
+CREATE TABLE observation_tombstones (
+    project TEXT NOT NULL,
+    id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    pruned_at TEXT NOT NULL,
+    PRIMARY KEY (project, id)
+);
+
 -- owner: plugin_sdk/store/migrate.py
 -- The applied migration steps (sqlite-utils' table).
 CREATE TABLE "_sqlite_migrations" (

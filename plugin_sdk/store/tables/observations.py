@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
@@ -43,6 +45,32 @@ _INSERT = """INSERT INTO observations (project, id, status, source, source_ref, 
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 _LINKED_BY = ("topic", "category")
+
+RECENT = 10  # the truth digest's latest observations (retain/truth.py RECENT_OBSERVATIONS)
+
+# The project's prunable observations: retained, received before the cut-off,
+# named by no fact and by no entity's latest RECENT links.
+_PRUNABLE = """SELECT o.id FROM observations o
+    WHERE o.project = :project AND o.status = 'retained' AND o.received_at < :before
+      AND NOT EXISTS (SELECT 1 FROM facts f
+                      WHERE f.project = o.project AND f.observation_id = o.id)
+      AND NOT EXISTS (
+          SELECT 1 FROM entity_observations l
+          WHERE l.project = o.project AND l.observation_id = o.id AND l.held = 0
+            AND (SELECT count(*) FROM entity_observations n
+                 WHERE n.entity_id = l.entity_id AND n.held = 0
+                   AND (n.at > l.at OR (n.at = l.at AND n.observation_id > l.observation_id))
+                ) < :recent)"""
+
+
+@attrs.frozen
+class Pruned:
+    """What a prune removed (or would remove, for a dry run) and what it kept."""
+
+    pruned: int
+    kept_for_facts: int
+    kept_for_truths: int
+    dry_run: bool
 
 
 class ObservationRows:
@@ -219,3 +247,61 @@ class ObservationRows:
             """SELECT entity_id, observation_id, role, category, topic,
                       created, held FROM entity_observations ORDER BY 1, 2"""
         ).fetchall()
+
+    # Retention
+
+    def keep_days(self) -> int | None:
+        """The store's retention in days, or ``None`` when it is not set (the default applies)."""
+        row = self.db.conn.execute("SELECT keep_days FROM observation_retention").fetchone()
+        return int(row[0]) if row else None
+
+    def set_keep_days(self, days: int, now: str) -> None:
+        """Set the store's retention in days."""
+        self.db.execute(
+            """INSERT INTO observation_retention (id, keep_days, updated_at) VALUES (1, ?, ?)
+               ON CONFLICT (id) DO UPDATE SET keep_days = excluded.keep_days,
+                   updated_at = excluded.updated_at""",
+            [days, now],
+        )
+
+    def pruned_states(self, project: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(id, content_hash) of those of ``ids`` pruned already."""
+        return self.db.conn.execute(
+            f"""SELECT id, content_hash FROM observation_tombstones
+                WHERE project = ? AND id IN ({", ".join("?" * len(ids))})""",
+            [project, *ids],
+        ).fetchall()
+
+    def prune(self, project: str, before: str, now: str, *, dry_run: bool = False) -> Pruned:
+        """Prune the project's observations received before ``before`` (see the module
+        docstring; call inside a transaction)."""
+        params = {"project": project, "before": before, "recent": RECENT}
+        self.db.conn.execute("CREATE TEMP TABLE IF NOT EXISTS prune_ids (id TEXT PRIMARY KEY)")
+        self.db.conn.execute("DELETE FROM temp.prune_ids")
+        self.db.conn.execute(f"INSERT INTO temp.prune_ids {_PRUNABLE}", params)
+        (pruned,) = self.db.conn.execute("SELECT count(*) FROM temp.prune_ids").fetchone()
+        (old,) = self.db.conn.execute(
+            """SELECT count(*) FROM observations WHERE project = ? AND status = 'retained'
+               AND received_at < ?""",
+            [project, before],
+        ).fetchone()
+        (for_facts,) = self.db.conn.execute(
+            """SELECT count(*) FROM observations o WHERE o.project = ? AND o.status = 'retained'
+               AND o.received_at < ? AND EXISTS (SELECT 1 FROM facts f
+                   WHERE f.project = o.project AND f.observation_id = o.id)""",
+            [project, before],
+        ).fetchone()
+        if not dry_run:
+            self.db.conn.execute(
+                """INSERT OR REPLACE INTO observation_tombstones
+                       (project, id, content_hash, received_at, pruned_at)
+                   SELECT project, id, content_hash, received_at, ? FROM observations
+                   WHERE project = ? AND id IN (SELECT id FROM temp.prune_ids)""",
+                [now, project],
+            )
+            self.db.conn.execute(
+                "DELETE FROM observations WHERE project = ? AND id IN (SELECT id FROM temp.prune_ids)",
+                [project],
+            )
+        self.db.conn.execute("DELETE FROM temp.prune_ids")
+        return Pruned(int(pruned), int(for_facts), int(old - pruned - for_facts), dry_run)
