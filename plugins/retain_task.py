@@ -33,11 +33,7 @@ def run(context: TaskContext) -> int:
 def inbox_count(store: Store) -> int:
     if not has_grid(store):
         return 0
-    row = store.db.execute(
-        "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
-        [store.project],
-    ).fetchone()
-    return int(row[0])
+    return store.tables.observations.queued_count(store.project)
 
 
 @hookimpl

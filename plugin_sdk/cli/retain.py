@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO
 
+import attrs
 import click
 
 from plugin_sdk.cli.common import (
@@ -21,7 +22,14 @@ from plugin_sdk.cli.common import (
     open_store,
     store_options,
 )
-from plugin_sdk.retain import dark_matter, observations, routing, truth, value_conflicts
+from plugin_sdk.retain import (
+    dark_matter,
+    observations,
+    retention,
+    routing,
+    truth,
+    value_conflicts,
+)
 from plugin_sdk.retain.handlers import describe, registered_handlers
 from plugin_sdk.retain.job import BATCH_SIZE, retain
 from plugin_sdk.store.limits import jsonl_stream
@@ -158,6 +166,36 @@ def retain_run(
     )
     for ident, error in report.failed:
         click.echo(f"failed {ident}: {error}")
+
+
+@retain_group.command(name="prune")
+@click.option("--older-than", type=count(0), help="Days; default: the store's retention.")
+@click.option("--keep", type=count(1), help="Set the store's retention (days) first.")
+@click.option("--dry-run", is_flag=True, help="Count what would go; change nothing.")
+@store_options
+@JSON_OPTION
+def retain_prune(
+    older_than: int | None,
+    keep: int | None,
+    dry_run: bool,
+    db: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """Prune retained observations past the retention, keeping what truths and conflicts need."""
+    with open_store(db, project) as store:
+        if keep is not None:
+            retention.set_keep_days(store, keep)
+        days = retention.keep_days(store) if older_than is None else older_than
+        report = retention.prune(store, older_than=days, dry_run=dry_run)
+    if as_json:
+        echo_json({"days": days, **attrs.asdict(report)})
+        return
+    verb = "would prune" if dry_run else "pruned"
+    click.echo(
+        f"{verb} {report.pruned} observations older than {days} days; kept "
+        f"{report.kept_for_facts} for facts, {report.kept_for_truths} for Compiled Truth"
+    )
 
 
 @retain_group.command(name="status")

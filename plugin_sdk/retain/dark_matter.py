@@ -76,19 +76,9 @@ def accept(store: Store, observation_id: str) -> StoredObservation:
             else:
                 store.tables.memories.seen_again(stored.memory_id, now)
         store.tables.entities.activate_observed(stored.project, observation_id, now)
-        store.db.execute(
-            "UPDATE entity_observations SET held = 0 WHERE project = ? AND observation_id = ?",
-            [stored.project, observation_id],
-        )
-        store.db.execute(
-            """UPDATE facts SET status = 'active' WHERE project = ? AND observation_id = ?
-               AND status = 'held'""",
-            [stored.project, observation_id],
-        )
-        deferred = store.db.execute(
-            "SELECT deferred FROM observations WHERE project = ? AND id = ?",
-            [stored.project, observation_id],
-        ).fetchone()[0]
+        store.tables.observations.release_links(stored.project, observation_id)
+        store.tables.facts.accept_held(stored.project, observation_id)
+        deferred = store.tables.observations.deferred(stored.project, observation_id)
         for relation in load_deferred(deferred):
             store.relations.relate(relation.source, relation.target, relation.type)
         reinforce(
@@ -109,23 +99,8 @@ def reject(store: Store, observation_id: str, *, reason: str = "") -> StoredObse
         stored = _waiting(store, observation_id)
         if stored.memory_id is not None:
             store.tables.memories.archive_pending(stored.memory_id, now)
-        store.db.execute(
-            """UPDATE conflicts SET status = 'dismissed', resolved_at = ?,
-                   resolution = 'observation rejected in review'
-               WHERE status = 'open' AND (fact_id IN (SELECT id FROM facts WHERE project = ?
-                   AND observation_id = ?) OR other_fact_id IN (SELECT id FROM facts
-                   WHERE project = ? AND observation_id = ?))""",
-            [now, stored.project, observation_id, stored.project, observation_id],
-        )
-        store.db.execute(
-            """UPDATE facts SET status = 'rejected' WHERE project = ? AND observation_id = ?
-               AND status = 'held'""",
-            [stored.project, observation_id],
-        )
-        store.db.execute(
-            "DELETE FROM entity_observations WHERE project = ? AND observation_id = ?",
-            [stored.project, observation_id],
-        )
+        store.tables.facts.reject_held(stored.project, observation_id, now)
+        store.tables.observations.unlink(stored.project, observation_id)
         _decided(store, stored, "rejected", now, reason or None)
     return get(store, observation_id, project=stored.project)
 
@@ -134,23 +109,8 @@ def conflicts(
     store: Store, *, status: str | None = "open", entity: str | None = None
 ) -> list[Conflict]:
     """Recorded conflicts of the project (open ones by default), oldest first."""
-    where = ["c.project = ?"]
-    params: list[Any] = [store.project]
-    if status is not None:
-        where.append("c.status = ?")
-        params.append(status)
-    if entity is not None:
-        where.append("c.entity_id = ?")
-        params.append(store.entities.get(entity).id)
-    rows = store.db.query(
-        f"""SELECT c.id, e.name AS entity, c.kind, c.predicate, c.fact_id, a.object AS value,
-                   a.observation_id, c.other_fact_id, b.object AS other_value,
-                   b.observation_id AS other_observation_id, c.status, c.detail, c.created_at
-            FROM conflicts c JOIN entities e ON e.id = c.entity_id
-            JOIN facts a ON a.id = c.fact_id JOIN facts b ON b.id = c.other_fact_id
-            WHERE {" AND ".join(where)} ORDER BY c.id""",
-        params,
-    )
+    entity_id = store.entities.get(entity).id if entity is not None else None
+    rows = store.tables.facts.conflicts(store.project, status, entity_id)
     return [Conflict(**row) for row in rows]
 
 
@@ -177,19 +137,15 @@ def _entities(store: Store, names: list[str]) -> dict[str, Entity]:
 def _decided(
     store: Store, stored: StoredObservation, decision: str, now: str, reason: str | None
 ) -> None:
-    decided = store.db.execute(
-        """UPDATE observations SET status = ?, review = ?, reviewed_at = ?, error = ?
-           WHERE project = ? AND id = ? AND status = 'dark'""",
-        [
-            "retained" if decision == "accepted" else "rejected",
-            decision,
-            now,
-            reason,
-            stored.project,
-            stored.id,
-        ],
+    decided = store.tables.observations.decide(
+        stored.project,
+        stored.id,
+        "retained" if decision == "accepted" else "rejected",
+        decision,
+        now,
+        reason,
     )
-    if decided.rowcount != 1:  # the transaction rolls back: nothing of this review stays
+    if decided != 1:  # the transaction rolls back: nothing of this review stays
         raise WrongStatus(f"observation {stored.id!r} was reviewed meanwhile")
 
 

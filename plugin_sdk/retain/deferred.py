@@ -26,7 +26,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.retain.fit import Topics
-from plugin_sdk.retain.strengthen import LINK
 from plugin_sdk.store.writing import paused
 
 if TYPE_CHECKING:
@@ -109,12 +108,11 @@ class Deferred:
 
     def write(self) -> None:
         """Store the batch's rows, index its new memories, resume the insert triggers."""
-        conn = self.store.db.conn
         if self._links:
             # By entity, as four of the table's five indexes lead (a stable sort: one
             # entity's rows keep their order, so INSERT OR IGNORE keeps the same one).
             links: list[Row] = sorted(self._links, key=_entity)
-            conn.executemany(LINK, links)
+            self.store.tables.observations.link_many(links)
         if self._memory_links:
             self.store.tables.entities.links.insert_many(self._memory_links)
         if self._cells:

@@ -21,21 +21,13 @@ def end_state(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     strengths (which depend on the clock) are left out, and so are Compiled
     Truth versions (a batched run may write fewer).
     """
-    queries = {
-        "facts": """SELECT id, entity_id, predicate, object, object_norm, observation_id, status
-                    FROM facts ORDER BY id""",
-        "conflicts": """SELECT entity_id, kind, predicate, fact_id, other_fact_id, pair, detail,
-                               status FROM conflicts ORDER BY id""",
-        "entity_observations": """SELECT entity_id, observation_id, role, category, topic,
-                                         created, held FROM entity_observations ORDER BY 1, 2""",
-        "observations": """SELECT id, status, schema_fit, route, handler, memory_id, duplicate,
-                                  half_life_days, deferred, error FROM observations ORDER BY id""",
-        "truth_impacts": """SELECT entity_id, round(impact, 9), observations FROM truth_impacts
-                            WHERE impact > 0 ORDER BY entity_id""",
-    }
     found = {"memories": store.tables.memories.end_state()}
-    found.update({name: store.db.conn.execute(sql).fetchall() for name, sql in queries.items()})
     entities = store.tables.entities
+    found["facts"] = store.tables.facts.snapshot()
+    found["conflicts"] = store.tables.facts.conflicts_snapshot()
+    found["truth_impacts"] = store.tables.truths.impacts_snapshot()
+    found["entity_observations"] = store.tables.observations.links_snapshot()
+    found["observations"] = store.tables.observations.snapshot()
     found["memory_cells"] = store.tables.cells.snapshot()
     found["memory_entities"] = entities.links.snapshot()
     found["entities"] = entities.snapshot()

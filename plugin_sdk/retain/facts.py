@@ -29,22 +29,14 @@ def record_facts(
     new_conflicts: dict[int, int] = {}
     if not observation.facts:
         return new_conflicts
-    conn = store.db.conn
+    rows = store.tables.facts
     now = store.now()
     for fact in observation.facts:
         subject = entities[fact.subject]
         value = normalize(fact.object)
-        others = conn.execute(
-            """SELECT object_norm, max(id), min(object) FROM facts
-               WHERE entity_id = ? AND predicate = ? AND status IN ('active', 'held')
-                 AND object_norm != ?
-               GROUP BY object_norm ORDER BY object_norm""",
-            [subject.id, fact.predicate, value],
-        ).fetchall()
-        cursor = conn.execute(
-            """INSERT INTO facts (project, entity_id, predicate, object, object_norm,
-                   observation_id, status, at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-            [
+        others = rows.other_values(subject.id, fact.predicate, value)
+        fact_id = rows.insert(
+            (
                 subject.project,
                 subject.id,
                 fact.predicate,
@@ -54,15 +46,11 @@ def record_facts(
                 "held" if held else "active",
                 observation.timestamp,
                 now,
-            ],
+            )
         )
-        fact_id = int(cursor.lastrowid or 0)
         for other_value, other_id, other_object in others:
-            inserted = conn.execute(
-                """INSERT OR IGNORE INTO conflicts (project, entity_id, kind, predicate, fact_id,
-                       other_fact_id, pair, detail, created_at)
-                   VALUES (?, ?, 'fact', ?, ?, ?, ?, ?, ?)""",
-                [
+            inserted = rows.add_conflict(
+                (
                     subject.project,
                     subject.id,
                     fact.predicate,
@@ -72,19 +60,14 @@ def record_facts(
                     f"{subject.name} {fact.predicate}: {other_object!r} (fact {other_id}) "
                     f"vs {fact.object!r} (observation {observation.id})",
                     now,
-                ],
+                )
             )
-            if inserted.rowcount:
-                new_conflicts[subject.id] = new_conflicts.get(subject.id, 0) + inserted.rowcount
+            if inserted:
+                new_conflicts[subject.id] = new_conflicts.get(subject.id, 0) + inserted
     return new_conflicts
 
 
 def open_conflicts_of(store: Store, project: str, observation_id: str) -> dict[int, int]:
     """Open conflicts made by an observation's facts, per entity (for an accepted one)."""
-    rows = store.db.conn.execute(
-        """SELECT c.entity_id, count(*) FROM facts f JOIN conflicts c ON c.fact_id = f.id
-           WHERE f.project = ? AND f.observation_id = ? AND c.status = 'open'
-           GROUP BY c.entity_id""",
-        [project, observation_id],
-    ).fetchall()
+    rows = store.tables.facts.open_conflicts_of(project, observation_id)
     return {int(entity_id): int(n) for entity_id, n in rows}

@@ -148,13 +148,8 @@ class Topics:
         key = (entity_id, column, value)
         found = self._known.get(key)
         if found is None:
-            found = self._known[key] = (
-                self.store.db.conn.execute(
-                    f"""SELECT 1 FROM entity_observations
-                        WHERE entity_id = ? AND {column} = ? AND held = 0 LIMIT 1""",
-                    [entity_id, value],
-                ).fetchone()
-                is not None
+            found = self._known[key] = self.store.tables.observations.linked(
+                entity_id, column, value
             )
         return found
 
@@ -162,11 +157,7 @@ class Topics:
 def _fact(store: Store, subject: Entity | None, predicate: str) -> float:
     if subject is None:
         return 0.0
-    row = store.db.conn.execute(
-        "SELECT 1 FROM facts WHERE entity_id = ? AND predicate = ? AND status = 'active' LIMIT 1",
-        [subject.id, predicate],
-    ).fetchone()
-    return 1.0 if row else 0.0
+    return 1.0 if store.tables.facts.has_active(subject.id, predicate) else 0.0
 
 
 def _relation(store: Store, source: Entity | None, target: Entity | None, type: str) -> float:

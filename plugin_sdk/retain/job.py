@@ -98,11 +98,6 @@ TOPICS_KEPT = 16384  # schema_fit's topic answers kept from batch to batch at mo
 TEXTS_KEPT = 4096  # retained observations' texts kept for the truth digests (oldest dropped)
 Progress = Callable[[int, int], None]
 
-_OUTCOME = """UPDATE observations SET status = ?, schema_fit = ?, route = ?, handler = ?,
-                  memory_id = ?, duplicate = ?, half_life_days = ?, deferred = ?,
-                  processed_at = ?, error = NULL
-              WHERE project = ? AND id = ?"""
-
 
 @attrs.define
 class RetainReport:
@@ -270,29 +265,16 @@ class RetainJob:
 
     def inbox_count(self) -> int:
         """Observations of the project waiting in the inbox."""
-        row = self.store.db.conn.execute(
-            "SELECT count(*) FROM observations WHERE project = ? AND status = 'queued'",
-            [self.project],
-        ).fetchone()
-        return int(row[0])
+        return self.store.tables.observations.queued_count(self.project)
 
     def retry_failed(self) -> int:
         """Put the project's failed observations back in the inbox."""
         with self.store.atomic():
-            cursor = self.store.db.execute(
-                """UPDATE observations SET status = 'queued', error = NULL
-                   WHERE project = ? AND status = 'failed'""",
-                [self.project],
-            )
-        return cursor.rowcount
+            return self.store.tables.observations.requeue_failed(self.project)
 
     def run_batch(self, size: int, report: RetainReport) -> int:
         """Process up to ``size`` observations from the inbox (call inside a transaction)."""
-        rows = self.store.db.conn.execute(
-            """SELECT id, document FROM observations WHERE project = ? AND status = 'queued'
-               ORDER BY rowid LIMIT ?""",
-            [self.project, size],
-        ).fetchall()
+        rows = self.store.tables.observations.queued(self.project, size)
         if not self.batched:
             for ident, document in rows:
                 self._one(ident, document, report, self.store.atomic)
@@ -348,7 +330,6 @@ class RetainJob:
         self.resolver.prefetch(
             name for _, item in parsed if not isinstance(item, str) for name in item.names()
         )
-        conn = self.store.db.conn
         batch = self._batch = _Batch(
             kinds=self.store.memories.active_kinds(), rows=Deferred(self.store, self.topics)
         )
@@ -358,7 +339,7 @@ class RetainJob:
                     self._one(ident, item, report, self._savepoint)
             self._write_rows(batch)
             flush(self.store, batch.gathered)
-            conn.executemany(_OUTCOME, batch.outcomes)
+            self.store.tables.observations.set_outcomes(batch.outcomes)
         finally:
             self._batch = None
 
@@ -384,10 +365,8 @@ class RetainJob:
                 self.process(observation, report)
         except Exception as error:  # one observation's failure must not stop the rest
             message = redact(f"{type(error).__name__}: {error}")
-            self.store.db.conn.execute(
-                """UPDATE observations SET status = 'failed', error = ?, processed_at = ?
-                   WHERE project = ? AND id = ?""",
-                [message, self.store.now(), self.project, ident],
+            self.store.tables.observations.set_failed(
+                self.project, ident, message, self.store.now()
             )
             report.failed.append((ident, message))
             if batch is not None:
@@ -517,7 +496,7 @@ class RetainJob:
             observation.id,
         )
         if batch is None:
-            store.db.execute(_OUTCOME, list(outcome))
+            store.tables.observations.set_outcome(outcome)
         else:
             batch.outcome = outcome
         report.routes[route] += 1  # counted last: a failed observation counts as failed only

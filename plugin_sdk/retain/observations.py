@@ -342,17 +342,15 @@ def _take(
     categories: Collection[str],
     policy: Grid,
 ) -> None:
-    conn = store.db.conn
     ids = [item.observation.id for item in chunk if isinstance(item, _Line)]
     stored: dict[str, tuple[str, str, str | None]] = {}
     if ids:
-        marks = ", ".join("?" * len(ids))
-        for ident, status, stored_hash, error in conn.execute(
-            f"""SELECT id, status, content_hash, error FROM observations
-                WHERE project = ? AND id IN ({marks})""",
-            [project, *ids],
-        ):
+        for ident, status, stored_hash, error in store.tables.observations.states(project, ids):
             stored[ident] = (status, stored_hash, error)
+        missing = [ident for ident in ids if ident not in stored]
+        if missing:  # a pruned observation's line is still a replay
+            for ident, stored_hash in store.tables.observations.pruned_states(project, missing):
+                stored[ident] = ("pruned", stored_hash, None)
     replaced: list[tuple[str, str]] = []
     rows: list[tuple[Any, ...]] = []
     for item in chunk:
@@ -407,13 +405,7 @@ def _take(
             report.bad.append(BadLine(number, observation.id, problem, kept=True))
         else:
             report.queued.append(observation.id)
-    conn.executemany("DELETE FROM observations WHERE project = ? AND id = ?", replaced)
-    conn.executemany(
-        """INSERT INTO observations (project, id, status, source, source_ref, timestamp,
-               category, topic, sentiment, correlation, content_hash, error, received_at, document)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        rows,
-    )
+    store.tables.observations.replace_many(replaced, rows)
 
 
 # Reading
@@ -487,15 +479,10 @@ class StoredObservation:
 
 def get(store: Store, observation_id: str, *, project: str | None = None) -> StoredObservation:
     """One stored observation by id (:class:`NotFound` if there is none)."""
-    rows = list(
-        store.db.query(
-            "SELECT * FROM observations WHERE project = ? AND id = ?",
-            [project or store.project, observation_id],
-        )
-    )
-    if not rows:
+    row = store.tables.observations.get(project or store.project, observation_id)
+    if row is None:
         raise NotFound(f"no observation {observation_id!r} in project {project or store.project!r}")
-    return StoredObservation.from_row(rows[0])
+    return StoredObservation.from_row(row)
 
 
 def listing(
@@ -508,24 +495,13 @@ def listing(
     """Stored observations in the order they arrived, optionally of one status."""
     if status is not None and status not in STATUSES:
         raise MemsdkError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
-    sql = "SELECT * FROM observations WHERE project = ?"
-    params: list[Any] = [project or store.project]
-    if status is not None:
-        sql += " AND status = ?"
-        params.append(status)
-    sql += " ORDER BY rowid"
-    if limit is not None:
-        sql += " LIMIT ?"
-        params.append(limit)
-    return [StoredObservation.from_row(row) for row in store.db.query(sql, params)]
+    rows = store.tables.observations.listing(project or store.project, status, limit)
+    return [StoredObservation.from_row(row) for row in rows]
 
 
 def counts(store: Store, *, project: str | None = None) -> dict[str, int]:
     """How many observations of a project are in each status."""
-    rows = store.db.execute(
-        "SELECT status, count(*) FROM observations WHERE project = ? GROUP BY status",
-        [project or store.project],
-    ).fetchall()
+    rows = store.tables.observations.counts(project or store.project)
     found = {status: 0 for status in STATUSES}
     found.update({status: n for status, n in rows})
     return found

@@ -52,17 +52,13 @@ def link_observation(
     held: bool,
 ) -> None:
     """Record which entities the observation is about (and which it created)."""
-    store.db.conn.executemany(LINK, observation_links(observation, entities, created, held))
-
-
-LINK = """INSERT OR IGNORE INTO entity_observations (entity_id, project, observation_id, role,
-              category, topic, at, created, held) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    store.tables.observations.link_many(observation_links(observation, entities, created, held))
 
 
 def observation_links(
     observation: Observation, entities: Mapping[str, Entity], created: set[str], held: bool
 ) -> list[tuple[Any, ...]]:
-    """The rows :func:`link_observation` writes (:data:`LINK`'s parameters)."""
+    """The rows :func:`link_observation` writes (``ObservationRows.link_many``'s)."""
     actors = set(observation.actors)
     return [
         (
@@ -162,19 +158,13 @@ def _retagged(
 def flush(store: Store, gathered: Gathered) -> None:
     """Store a batch's gathered step 6: entities seen (strength now) and impacts."""
     now = store.now()
-    conn = store.db.conn
     rows = store.tables.entities
     ids = sorted(gathered.seen)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         rows.seen(chunk, now)
         rows.set_strength(chunk, now)
-    conn.executemany(
-        """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
-           VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (entity_id) DO UPDATE SET impact = impact + excluded.impact,
-               observations = observations + excluded.observations,
-               updated_at = excluded.updated_at""",
+    store.tables.truths.add_impacts(
         [
             (entity_id, project, impact, seen, now)
             for entity_id, (project, impact, seen) in sorted(gathered.impacts.items())

@@ -34,12 +34,13 @@ import attrs
 from plugin_sdk.errors import NotFound
 from plugin_sdk.grid.entities import Entity as EntityRecord
 from plugin_sdk.plugin.records import Prompt
+from plugin_sdk.store.tables.observations import RECENT
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
     from plugin_sdk.store.connection import Store
 
-RECENT_OBSERVATIONS = 10
+RECENT_OBSERVATIONS = RECENT  # ObservationRows.prune keeps these
 EXCERPT = 160
 SYSTEM = (
     "You maintain the compiled truth of one entity in an agent's long-term memory: a short "
@@ -77,12 +78,7 @@ def current(store: Store, key: int | str) -> CompiledTruth | None:
 def history(store: Store, key: int | str) -> list[CompiledTruth]:
     """Every version of the entity's Compiled Truth, oldest first (the superseded_by chain)."""
     entity = store.entities.get(key)
-    rows = _rows(
-        store,
-        f"""{_SELECT} WHERE t.entity_id = ? ORDER BY t.version""",
-        [entity.id],
-    )
-    return [CompiledTruth(**row) for row in rows]
+    return [CompiledTruth(**row) for row in store.tables.truths.history(entity.id)]
 
 
 def regenerate(store: Store, key: int | str, *, impact: float = 0.0) -> CompiledTruth | None:
@@ -126,13 +122,9 @@ def regenerate_many(
             written.append((entity, impact, text, "digest"))
     now = store.now()
     new: list[CompiledTruth] = []
-    conn = store.db.conn
+    owner = store.tables.truths
     with store.atomic():
-        conn.executemany(
-            "UPDATE truth_impacts SET impact = 0, observations = 0, updated_at = ? "
-            "WHERE entity_id = ?",
-            [(now, entity.id) for entity, *_ in written],
-        )
+        owner.reset_impacts([entity.id for entity, *_ in written], now)
         latest = _latest(store, [entity.id for entity, *_ in written])
         superseded: list[tuple[int, int]] = []
         pointed: list[tuple[int, int]] = []
@@ -141,12 +133,9 @@ def regenerate_many(
             if previous is not None and previous[2] == markdown:
                 continue
             version = previous[1] + 1 if previous else 1
-            cursor = conn.execute(
-                """INSERT INTO compiled_truths (project, entity_id, version, markdown, written_by,
-                       impact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)""",
-                [entity.project, entity.id, version, markdown, written_by, impact, now],
+            new_id = owner.insert(
+                (entity.project, entity.id, version, markdown, written_by, impact, now)
             )
-            new_id = int(cursor.lastrowid or 0)
             if previous is not None:
                 superseded.append((new_id, previous[0]))
             pointed.append((new_id, entity.id))
@@ -164,7 +153,7 @@ def regenerate_many(
                     superseded_by=None,
                 )
             )
-        conn.executemany("UPDATE compiled_truths SET superseded_by = ? WHERE id = ?", superseded)
+        owner.supersede(superseded)
         store.tables.entities.point_truths(pointed)
     return new
 
@@ -180,31 +169,17 @@ def _latest(store: Store, entity_ids: list[int]) -> dict[int, tuple[int, int, st
 
 def add_impact(store: Store, entity: Entity, impact: float) -> None:
     """Gather an observation's impact on an entity (inside the caller's transaction)."""
-    store.db.conn.execute(
-        """INSERT INTO truth_impacts (entity_id, project, impact, observations, updated_at)
-           VALUES (?, ?, ?, 1, ?)
-           ON CONFLICT (entity_id) DO UPDATE SET impact = impact + excluded.impact,
-               observations = observations + 1, updated_at = excluded.updated_at""",
-        [entity.id, entity.project, impact, store.now()],
-    )
+    store.tables.truths.add_impact(entity.id, entity.project, impact, store.now())
 
 
 def due(store: Store, threshold: float, *, project: str | None = None) -> list[tuple[int, float]]:
     """(entity id, impact) of the entities whose gathered impact reached ``threshold``."""
-    rows = store.db.conn.execute(
-        """SELECT entity_id, impact FROM truth_impacts WHERE project = ? AND impact >= ?
-           ORDER BY entity_id""",
-        [project or store.project, threshold],
-    ).fetchall()
-    return [(int(entity_id), float(impact)) for entity_id, impact in rows]
+    return store.tables.truths.due(project or store.project, threshold)
 
 
 def pending_impact(store: Store, key: int | str) -> float:
     entity = store.entities.get(key)
-    row = store.db.conn.execute(
-        "SELECT impact FROM truth_impacts WHERE entity_id = ?", [entity.id]
-    ).fetchone()
-    return float(row[0]) if row else 0.0
+    return store.tables.truths.impact(entity.id)
 
 
 # The digest
@@ -251,12 +226,7 @@ def _facts(store: Store, ids: list[int]) -> dict[int, list[str]]:
     # entity -> (predicate, value) -> [first object, count, latest, sources], in (at, id) order
     groups: dict[int, dict[tuple[str, str], list[Any]]] = {}
     for chunk in _chunks(ids):
-        for entity_id, predicate, value, obj, at, source in store.db.conn.execute(
-            f"""SELECT entity_id, predicate, object_norm, object, at, observation_id FROM facts
-                WHERE entity_id IN ({_marks(chunk)}) AND status = 'active'
-                ORDER BY entity_id, at, id""",
-            chunk,
-        ):
+        for entity_id, predicate, value, obj, at, source in store.tables.facts.active(chunk):
             by_value = groups.get(entity_id)
             if by_value is None:
                 by_value = groups[entity_id] = {}
@@ -301,15 +271,7 @@ def _conflicts(store: Store, ids: list[int]) -> dict[int, list[str]]:
             new_status,
             old,
             old_source,
-        ) in store.db.conn.execute(
-            f"""SELECT c.entity_id, c.id, c.predicate, a.object, a.observation_id, a.status,
-                           b.object, b.observation_id
-                    FROM conflicts c JOIN facts a ON a.id = c.fact_id
-                    JOIN facts b ON b.id = c.other_fact_id
-                    WHERE c.entity_id IN ({_marks(chunk)}) AND c.status = 'open'
-                    ORDER BY c.entity_id, c.id""",
-            chunk,
-        ):
+        ) in store.tables.facts.open_conflicts(chunk):
             lines = found.setdefault(entity_id, ["", "## Open conflicts", ""])
             held = " (held for review)" if new_status == "held" else ""
             lines.append(
@@ -344,19 +306,6 @@ def _relations(store: Store, entities: list[Entity]) -> dict[int, list[str]]:
     return found
 
 
-_LATEST = """SELECT o.id, o.timestamp, o.category, o.topic,
-                    json_extract(o.document, '$.payload_typed.text')
-             FROM entity_observations l JOIN observations o
-                  ON o.project = l.project AND o.id = l.observation_id
-             WHERE l.entity_id = ? AND l.held = 0
-             ORDER BY l.at DESC, l.observation_id DESC LIMIT ?"""
-
-
-_LATEST_LINKS = """SELECT observation_id, at, category, topic, project FROM entity_observations
-                   WHERE entity_id = ? AND held = 0
-                   ORDER BY at DESC, observation_id DESC LIMIT ?"""
-
-
 def _observations(
     store: Store, ids: list[int], texts: Mapping[str, str] | None
 ) -> dict[int, list[str]]:
@@ -371,14 +320,12 @@ def _observations(
     the entities at once, by observation id (the documents of the others are
     not parsed again).
     """
-    conn = store.db.conn
+    owner = store.tables.observations
     latest: dict[int, list[Any]] = {}
     if texts:
         missing: dict[str, set[str]] = {}  # project -> observation ids
         for entity_id in ids:
-            links = latest[entity_id] = conn.execute(
-                _LATEST_LINKS, [entity_id, RECENT_OBSERVATIONS]
-            ).fetchall()
+            links = latest[entity_id] = owner.latest_links(entity_id, RECENT_OBSERVATIONS)
             for link in links:
                 if link[0] not in texts:
                     missing.setdefault(link[4], set()).add(link[0])
@@ -390,13 +337,13 @@ def _observations(
                 if text is None:
                     text = read.get((project, ident))
                 if text is None:  # no such observation: as the joined query would
-                    rows = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+                    rows = owner.latest(entity_id, RECENT_OBSERVATIONS)
                     break
                 rows.append((ident, timestamp, category, topic, text))
             latest[entity_id] = rows
     else:
         for entity_id in ids:
-            latest[entity_id] = conn.execute(_LATEST, [entity_id, RECENT_OBSERVATIONS]).fetchall()
+            latest[entity_id] = owner.latest(entity_id, RECENT_OBSERVATIONS)
     found = {}
     written: dict[tuple[Any, ...], str] = {}  # an observation's line, for each entity it names
     for entity_id in ids:
@@ -424,11 +371,7 @@ def _texts(store: Store, wanted: Mapping[str, set[str]]) -> dict[tuple[str, str]
         ordered = sorted(idents)
         for start in range(0, len(ordered), CHUNK):
             chunk = ordered[start : start + CHUNK]
-            for ident, text in store.db.conn.execute(
-                f"""SELECT id, json_extract(document, '$.payload_typed.text') FROM observations
-                    WHERE project = ? AND id IN ({", ".join("?" * len(chunk))})""",
-                [project, *chunk],
-            ):
+            for ident, text in store.tables.observations.texts(project, chunk):
                 found[(project, ident)] = text
     return found
 
@@ -442,23 +385,11 @@ def _chunks(ids: list[int]) -> Iterator[list[int]]:
         yield ids[start : start + CHUNK]
 
 
-_SELECT = """SELECT t.id, t.entity_id, e.name AS entity, t.version, t.markdown, t.written_by,
-                    t.impact, t.created_at, t.superseded_by
-             FROM compiled_truths t JOIN entities e ON e.id = t.entity_id"""
-
-
-def _rows(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    """Rows as dicts, straight from the connection (no savepoint per query)."""
-    cursor = store.db.conn.execute(sql, params)
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def _by_id(store: Store, truth_id: int) -> CompiledTruth:
-    rows = list(_rows(store, f"{_SELECT} WHERE t.id = ?", [truth_id]))
-    if not rows:
+    row = store.tables.truths.by_id(truth_id)
+    if row is None:
         raise NotFound(f"no compiled truth with id {truth_id}")
-    return CompiledTruth(**rows[0])
+    return CompiledTruth(**row)
 
 
 def _entities(store: Store, entity_ids: list[int]) -> dict[int, Entity]:

@@ -90,11 +90,8 @@ def record(store: Store, memory_id: int, other_id: int, *, source: str) -> bool:
         f"memory {other.id} says {', '.join(pair['other_values']) or '(none)'}"
     )
     first, second = sorted((memory.id, other.id))
-    cursor = store.db.execute(
-        """INSERT OR IGNORE INTO memory_conflicts
-               (project, memory_id, other_memory_id, pair, detail, source, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)""",
-        [
+    return store.tables.facts.add_memory_conflict(
+        (
             memory.project,
             first,
             second,
@@ -102,20 +99,14 @@ def record(store: Store, memory_id: int, other_id: int, *, source: str) -> bool:
             detail,
             source,
             store.now(),
-        ],
+        )
     )
-    return bool(cursor.rowcount)
 
 
 def listing(store: Store, *, status: str | None = "open") -> list[MemoryConflict]:
     """The project's memory conflicts (open ones by default), oldest first."""
-    sql = "SELECT * FROM memory_conflicts WHERE project = ?"
-    params: list[Any] = [store.project]
-    if status is not None:
-        sql += " AND status = ?"
-        params.append(status)
     found = []
-    for row in store.db.query(sql + " ORDER BY id", params):
+    for row in store.tables.facts.memory_conflicts(store.project, status):
         pair = json.loads(row["pair"])
         found.append(
             MemoryConflict(
@@ -139,20 +130,13 @@ def close(store: Store, conflict_id: int, status: str, resolution: str = "") -> 
     if status not in ("resolved", "dismissed"):
         raise ValueError(f"a conflict is closed as resolved or dismissed, not {status!r}")
     with store.atomic():
-        rows = list(
-            store.db.query(
-                "SELECT status FROM memory_conflicts WHERE id = ? AND project = ?",
-                [conflict_id, store.project],
-            )
-        )
-        if not rows:
+        rows = store.tables.facts
+        found = rows.memory_conflict_status(conflict_id, store.project)
+        if found is None:
             raise NotFound(f"no memory conflict {conflict_id} in project {store.project!r}")
-        if rows[0]["status"] != "open":
-            raise WrongStatus(f"memory conflict {conflict_id} is {rows[0]['status']}, not open")
-        store.db.execute(
-            "UPDATE memory_conflicts SET status = ?, resolution = ?, resolved_at = ? WHERE id = ?",
-            [status, resolution or None, store.now(), conflict_id],
-        )
+        if found != "open":
+            raise WrongStatus(f"memory conflict {conflict_id} is {found}, not open")
+        rows.close_memory_conflict(conflict_id, status, resolution or None, store.now())
 
 
 def _swap(pair: dict[str, list[str]]) -> dict[str, list[str]]:

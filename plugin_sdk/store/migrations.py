@@ -1206,6 +1206,31 @@ def m022_write_batches(db: Database) -> None:
 
 
 @step
+def m025_observation_retention(db: Database) -> None:
+    db.executescript(
+        """
+        -- Retention (docs/retain.md, "Retention"): the store's retention in days
+        -- (one row; absent: the documented default), and a tombstone per pruned
+        -- observation, so a replay of its line stays a replay and the ids that
+        -- facts, conflicts and Compiled Truth name stay known. No text.
+        CREATE TABLE observation_retention (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            keep_days INTEGER NOT NULL CHECK (keep_days >= 1),
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE observation_tombstones (
+            project TEXT NOT NULL,
+            id TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            pruned_at TEXT NOT NULL,
+            PRIMARY KEY (project, id)
+        );
+        """
+    )
+
+
+@step
 def m026_neardup_index(db: Database) -> None:
     db.executescript(
         """

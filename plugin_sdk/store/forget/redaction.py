@@ -93,7 +93,11 @@ NOT_STORED_TEXT: dict[str, tuple[str, ...]] = {
     "neardup_bands": ("*",),
     "neardup_dirty": ("*",),
     "vector_changes": ("*",),
-    "read_records": ("*",),  # counts of what reads recorded late or dropped, per kind
+    "read_records": ("*",),
+    "observation_retention": ("*",),  # the retention setting
+    "observation_tombstones": (
+        "*",
+    ),  # pruned observations' ids and hashes, never the text  # counts of what reads recorded late or dropped, per kind
     "hook_notices": ("session_id", "project", "at"),  # the notice itself is redacted
     # the hook queue: transcript paths and sizes, events, times
     "hook_queue": ("project", "session_id", "event", "files", "queued_at", "done_at"),

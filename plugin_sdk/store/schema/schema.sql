@@ -895,6 +895,25 @@ CREATE TABLE read_records (
     updated_at TEXT NOT NULL
 );
 
+-- owner: plugin_sdk/store/tables/observations.py
+-- The store's retention for retained observations (`memsdk retain prune`): how many days they are kept.
+CREATE TABLE observation_retention (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    keep_days INTEGER NOT NULL CHECK (keep_days >= 1),
+    updated_at TEXT NOT NULL
+);
+
+-- owner: plugin_sdk/store/tables/observations.py
+-- What stays of a pruned observation that facts, truths or conflicts still name: its id, project and times, never its payload.
+CREATE TABLE observation_tombstones (
+    project TEXT NOT NULL,
+    id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    pruned_at TEXT NOT NULL,
+    PRIMARY KEY (project, id)
+);
+
 -- owner: plugin_sdk/store/tables/neardup.py
 -- Curate's MinHash/LSH index: one row per memory and band (bucket hash, memory id, word count); integers only.
 CREATE TABLE neardup_bands (
