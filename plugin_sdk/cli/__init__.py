@@ -85,6 +85,12 @@ class MemsdkGroup(click.Group):
             self.commands[cmd_name] = found
         return found
 
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The root's epilog, then the packs on offer: which one fits, read from the packs."""
+        super().format_epilog(ctx, formatter)
+        if ctx.parent is None:
+            _suggest_packs(formatter)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -292,3 +298,22 @@ def main() -> None:
         if error:  # one plugin's bug must not take the command line down
             click.echo(f"memsdk: plugin {name!r} failed to add commands: {error}", err=True)
     cli(obj={"plugins": manager})
+
+
+def _suggest_packs(formatter: click.HelpFormatter) -> None:
+    """Each pack on offer with what it is for (its own description), and how to start with one."""
+    from plugin_sdk.packs.sources import available_packs
+
+    offered = [found for found in available_packs() if found.pack is not None]
+    if not offered:
+        return
+    formatter.write_paragraph()
+    formatter.write_text("\b\nPacks on offer (pick the one whose description fits your agent):")
+    rows = [(found.name, found.pack.description) for found in offered if found.pack is not None]
+    with formatter.indentation():
+        formatter.write_dl(rows)
+    formatter.write_paragraph()
+    formatter.write_text(
+        "\b\nStart with one: memsdk init --pack NAME\n"
+        "Claude Code:     memsdk claude-code install --project-dir . --pack NAME"
+    )
