@@ -39,7 +39,12 @@ def dump(store: Store) -> dict[str, list[tuple]]:
     """Every row of every table an apply may touch (all but the queue's own), and the FTS index."""
     rows = {
         t.name: [
-            tuple(r) for r in store.db.execute(f'SELECT rowid, * FROM "{t.name}" ORDER BY rowid')
+            tuple(r)
+            for r in store.db.execute(
+                f'SELECT rowid, * FROM "{t.name}" ORDER BY rowid'
+                if t.key == ["rowid"]
+                else f'SELECT * FROM "{t.name}" ORDER BY {", ".join(t.key)}'
+            )
         ]
         for t in tables(store)
     }

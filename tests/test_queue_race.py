@@ -34,7 +34,14 @@ def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
 
 def dump(store: Store) -> dict[str, list[tuple]]:
     return {
-        t.name: [tuple(r) for r in store.db.execute(f'SELECT rowid, * FROM "{t.name}"')]
+        t.name: sorted(
+            tuple(r)
+            for r in store.db.execute(
+                f'SELECT rowid, * FROM "{t.name}"'
+                if t.key == ["rowid"]
+                else f'SELECT * FROM "{t.name}"'
+            )
+        )
         for t in tables(store)
     }
 
