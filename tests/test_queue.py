@@ -47,6 +47,8 @@ def dump(store: Store) -> dict[str, list[tuple]]:
             )
         ]
         for t in tables(store)
+        # curate's work queue: a restored row is queued to be indexed again
+        if t.name != "neardup_dirty"
     }
     rows["fts"] = [
         tuple(r)
