@@ -22,6 +22,7 @@ from plugin_sdk.cli.common import (
 from plugin_sdk.errors import NoStore
 from plugin_sdk.host import portable
 from plugin_sdk.host import projects as project_ops
+from plugin_sdk.store.backup import backup as copy_whole
 from plugin_sdk.store.paths import default_db_path
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def backup(destination: str, db: str | None, as_json: bool) -> None:
     the store. DESTINATION must not exist.
     """
     source = Path(db).expanduser() if db else default_db_path()
-    info = portable.backup(source, Path(destination))
+    info = copy_whole(source, Path(destination))
     if as_json:
         echo_json(info)
     else:

@@ -1,4 +1,4 @@
-"""A store copied whole (``memsdk backup``), and a project as reviewable JSON Lines, and back: ``memsdk export`` and ``memsdk import``.
+"""A project as reviewable JSON Lines, and back: ``memsdk export`` and ``memsdk import``.
 
 One JSON object per line, each naming what it is in ``record``, in this order:
 
@@ -30,9 +30,7 @@ logs (injections, session notes, the transcript ledger).
 
 Version 1 files (before the Retain Job's records travelled) still import.
 
-:func:`backup` copies the whole file with SQLite's online backup, from one
-read transaction: a consistent moment of the store while other processes
-write.
+A copy of the whole store file (``memsdk backup``) is ``store/backup.py``'s.
 
 Rows are written with every stored column (generated ones aside), so a column
 a later migration adds travels too. Importing into a store where the ids are
@@ -43,16 +41,13 @@ taken, the import gives new ids and rewrites every reference to them.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from plugin_sdk.errors import InvalidExport, NoStore, ProjectConflict, StoreError
+from plugin_sdk.errors import InvalidExport, ProjectConflict
 from plugin_sdk.host.projects import has_project
-from plugin_sdk.store import driver
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
@@ -87,7 +82,7 @@ class _Table:
 
     record: str
     table: str
-    order: str
+    order: tuple[str, ...]  # the columns its rows travel in order of
     refs: dict[str, str] = attrs.field(factory=dict)  # column -> the id space it points into
     space: str | None = None  # the id space this table's own ``id`` joins
     later: dict[str, str] = attrs.field(factory=dict)  # references set once every row is in
@@ -96,74 +91,39 @@ class _Table:
 
 
 _TABLES = (
-    _Table("fact", "facts", "id", {"entity_id": "entities"}, space="facts"),
+    _Table("fact", "facts", ("id",), {"entity_id": "entities"}, space="facts"),
     _Table(
         "conflict",
         "conflicts",
-        "id",
+        ("id",),
         {"entity_id": "entities", "fact_id": "facts", "other_fact_id": "facts"},
     ),
     _Table(
         "compiled_truth",
         "compiled_truths",
-        "id",
+        ("id",),
         {"entity_id": "entities"},
         space="compiled_truths",
         later={"superseded_by": "compiled_truths"},
     ),
-    _Table("truth_impact", "truth_impacts", "entity_id", {"entity_id": "entities"}),
+    _Table("truth_impact", "truth_impacts", ("entity_id",), {"entity_id": "entities"}),
     # in the order they arrived (the inbox is worked in rowid order)
-    _Table("observation", "observations", "rowid", {"memory_id": "memories"}, own_key=True),
+    _Table("observation", "observations", ("rowid",), {"memory_id": "memories"}, own_key=True),
     _Table(
         "entity_observation",
         "entity_observations",
-        "entity_id, observation_id",
+        ("entity_id", "observation_id"),
         {"entity_id": "entities"},
     ),
     _Table(
         "memory_conflict",
         "memory_conflicts",
-        "id",
+        ("id",),
         {"memory_id": "memories", "other_memory_id": "memories"},
         smaller_first=True,
     ),
-    _Table("memory_outcome", "memory_outcomes", "id", {"memory_id": "memories"}),
+    _Table("memory_outcome", "memory_outcomes", ("id",), {"memory_id": "memories"}),
 )
-
-
-def backup(source: Path, destination: Path) -> dict[str, Any]:
-    """Copy the store at ``source`` to ``destination`` (a new file); what was copied.
-
-    The copy is written beside ``destination`` and renamed into place only
-    when complete, so a failed backup leaves no partial file behind.
-    """
-    if not source.exists():
-        raise NoStore(f"no store at {source}")
-    if destination.exists():
-        raise StoreError(f"{destination} exists; a backup never overwrites a file")
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(f".{destination.name}.partial")
-    reader = driver.connect(f"file:{source}?mode=ro", uri=True)
-    writer = driver.connect(partial)
-    try:
-        reader.backup(writer)  # all pages in one step: one consistent snapshot
-        (pages,) = writer.execute("PRAGMA page_count").fetchone()
-        writer.commit()
-    except driver.Error as error:
-        writer.close()
-        partial.unlink(missing_ok=True)
-        raise StoreError(f"backup of {source} failed: {error}") from error
-    finally:
-        reader.close()
-    writer.close()
-    os.chmod(partial, 0o600)
-    partial.rename(destination)
-    return {
-        "source": str(source),
-        "destination": str(destination),
-        "pages": pages,
-        "bytes": destination.stat().st_size,
-    }
 
 
 def export_project(store: Store, project: str | None = None) -> Iterator[dict[str, Any]]:
@@ -212,13 +172,11 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
         row.pop("project")
         yield {"record": "relation", **row}
     for spec in _TABLES:
-        rows = store.db.query(
-            f"SELECT * FROM [{spec.table}] WHERE project = ? ORDER BY {spec.order}", [name]
-        )
+        rows = store.tables.walk.rows(spec.table, {"project": name}, spec.order)
         for row in _rows(store, rows, spec.table):
             row.pop("project")
             yield {"record": spec.record, **row}
-    if _table_exists(store, "forgotten"):
+    if store.tables.walk.has_table("forgotten"):
         for row in _rows(store, store.tables.memories.export_forgotten(name), "forgotten"):
             row.pop("project")
             yield {"record": "forgotten", **row}
@@ -293,8 +251,7 @@ def _rows(store: Store, rows: Iterable[dict[str, Any]], table: str) -> Iterator[
 
 
 def _stored_columns(store: Store, table: str) -> list[str]:
-    # table_xinfo's hidden: 0 a plain column, 2 and 3 generated ones.
-    return [row[1] for row in store.db.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
+    return store.tables.walk.columns(table)
 
 
 def _parse(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -346,17 +303,9 @@ def _insert(
     if unknown:
         raise InvalidExport(f"{table}: this store has no column(s) {', '.join(unknown)}")
     old = None if keep_id else row.get("id")
-    if old is not None:
-        taken = store.db.execute(f"SELECT 1 FROM [{table}] WHERE id = ?", [old]).fetchone()
-        if taken:
-            row = {k: v for k, v in row.items() if k != "id"}
-    names = list(row)
-    cursor = store.db.execute(
-        f"INSERT INTO [{table}] ({', '.join(f'[{n}]' for n in names)}) "
-        f"VALUES ({', '.join('?' * len(names))})",
-        [row[n] for n in names],
-    )
-    new = int(cursor.lastrowid or 0)
+    if old is not None and store.tables.walk.has_rows(table, {"id": old}):
+        row = {k: v for k, v in row.items() if k != "id"}
+    new = store.tables.walk.insert(table, row)
     if ids is not None and old is not None:
         ids[old] = new
     return new
@@ -475,21 +424,12 @@ def _relink_rows(store: Store, ids: dict[str, dict[int, int]], later: list[_Late
             raise InvalidExport(
                 f"line {ref.line}: {ref.column} {ref.old} names no {ref.space} row of the export"
             ) from None
-        store.db.execute(
-            f"UPDATE [{ref.table}] SET [{ref.column}] = ? WHERE id = ?", [target, ref.new]
-        )
+        store.tables.walk.update(ref.table, {ref.column: target}, {"id": ref.new})
 
 
 def _load_forgotten(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
     record["memory_id"] = ids["memories"][record["memory_id"]]
     _insert(store, "forgotten", {**record, "project": project})
-
-
-def _table_exists(store: Store, table: str) -> bool:
-    found = store.db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
-    ).fetchone()
-    return found is not None
 
 
 def _load_header(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:

@@ -73,10 +73,8 @@ def project_names(store: Store) -> list[str]:
 
 def has_project(store: Store, name: str) -> bool:
     """Whether any table of the store holds a row of project ``name``."""
-    return any(
-        store.db.execute(f"SELECT 1 FROM [{table}] WHERE project = ? LIMIT 1", [name]).fetchone()
-        for table in project_tables(store)
-    )
+    walk = store.tables.walk
+    return any(walk.has_rows(table, {"project": name}) for table in project_tables(store))
 
 
 def rename_project(store: Store, old: str, new: str) -> dict[str, int]:
@@ -88,9 +86,7 @@ def rename_project(store: Store, old: str, new: str) -> dict[str, int]:
         )
     with store.atomic():
         moved = {
-            table: store.db.execute(
-                f"UPDATE [{table}] SET project = ? WHERE project = ?", [new, old]
-            ).rowcount
+            table: store.tables.walk.update(table, {"project": new}, {"project": old})
             for table in project_tables(store)
         }
     return {table: n for table, n in moved.items() if n}
@@ -115,11 +111,11 @@ def merge_project(store: Store, source: str, target: str) -> dict[str, int]:
         merged = _merge_entities(store, source, target)
         moved: dict[str, int] = {}
         for table in project_tables(store):
-            moved[table] = store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET project = ? WHERE project = ?", [target, source]
-            ).rowcount
+            moved[table] = store.tables.walk.update(
+                table, {"project": target}, {"project": source}, or_ignore=True
+            )
             # What could not move is the source's copy of a record the target keeps.
-            _delete_rows(store, table, "project = ?", [source])
+            store.tables.walk.delete(table, {"project": source})
     report = {table: n for table, n in moved.items() if n}
     return {**report, "folded_memories": folded, "merged_entities": merged}
 
@@ -137,35 +133,21 @@ def delete_project(store: Store, name: str) -> dict[str, int]:
         deleted.update(store.tables.proposals.delete_project_history(name))
         store.tables.memories.unlink_successors(name)
         for table in _children_first(store, project_tables(store)):
-            deleted[table] = _delete_rows(store, table, "project = ?", [name])
+            deleted[table] = store.tables.walk.delete(table, {"project": name})
     return {table: n for table, n in deleted.items() if n}
 
 
 def project_tables(store: Store) -> list[str]:
     """The store's tables (not views) with a ``project`` column, by name."""
-    tables = [
-        row[0]
-        for row in store.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
-        )
-    ]
-    return [
-        table
-        for table in tables
-        if any(
-            column[1] == "project"
-            for column in store.db.execute(f"PRAGMA table_info([{table}])").fetchall()
-        )
-    ]
+    walk = store.tables.walk
+    return [table for table in walk.table_names() if "project" in walk.columns(table)]
 
 
 def _other_projects(store: Store) -> Iterable[str]:
     for table in project_tables(store):
         if table in ("memories", "entities"):
             continue
-        for (name,) in store.db.execute(f"SELECT DISTINCT project FROM [{table}]"):
-            yield name
+        yield from store.tables.walk.distinct(table, "project")
 
 
 def _check_names(store: Store, old: str, new: str) -> None:
@@ -191,12 +173,7 @@ def _fold_memories(store: Store, source: str, target: str) -> int:
         store.tables.memories.add_seen(source_id, target_id)
         store.composites.repoint(source_id, target_id)
         store.composites.mark_stale(target_id)
-        for table, column in references:
-            store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET [{column}] = ? WHERE [{column}] = ?",
-                [target_id, source_id],
-            )
-            store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
+        _repoint(store, references, source_id, target_id)
         store.tables.memories.delete_one(source_id)
     return len(pairs)
 
@@ -205,36 +182,37 @@ def _merge_entities(store: Store, source: str, target: str) -> int:
     pairs = store.tables.entities.same_names(source, target)
     references = _references_to(store, "entities")
     for source_id, target_id in pairs:
-        for table, column in references:
-            store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET [{column}] = ? WHERE [{column}] = ?",
-                [target_id, source_id],
-            )
-            store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
+        _repoint(store, references, source_id, target_id)
         store.tables.entities.delete_one(source_id)
     return len(pairs)
 
 
+def _repoint(
+    store: Store, references: list[tuple[str, str]], source_id: int, target_id: int
+) -> None:
+    """Each reference to row ``source_id`` now to ``target_id``; a clashing copy goes."""
+    walk = store.tables.walk
+    for table, column in references:
+        walk.update(table, {column: target_id}, {column: source_id}, or_ignore=True)
+        walk.delete(table, {column: source_id})
+
+
 def _references_to(store: Store, parent: str) -> list[tuple[str, str]]:
     """(table, column) pairs whose foreign key points at ``parent``."""
-    found = []
-    for (table,) in store.db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    ).fetchall():
-        for key in store.db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall():
-            if key[2] == parent:
-                found.append((table, key[3]))
-    return found
+    walk = store.tables.walk
+    return [
+        (table, column)
+        for table in walk.table_names(virtual=True)
+        for key_parent, column in walk.foreign_keys(table)
+        if key_parent == parent
+    ]
 
 
 def _children_first(store: Store, tables: list[str]) -> list[str]:
     """``tables`` ordered so a table comes before the tables its foreign keys point at."""
+    walk = store.tables.walk
     parents = {
-        table: {
-            key[2]
-            for key in store.db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall()
-            if key[2] != table
-        }
+        table: {parent for parent, _ in walk.foreign_keys(table) if parent != table}
         for table in tables
     }
     ordered: list[str] = []
@@ -248,8 +226,3 @@ def _children_first(store: Store, tables: list[str]) -> list[str]:
             ordered.append(table)
             pending.remove(table)
     return ordered
-
-
-def _delete_rows(store: Store, table: str, where: str, params: list[Any]) -> int:
-    count = where.count("?")
-    return store.db.execute(f"DELETE FROM [{table}] WHERE {where}", params * count).rowcount

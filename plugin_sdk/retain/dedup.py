@@ -48,10 +48,6 @@ MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is
 WORD_CACHE = 16384  # word sets kept by normalized hash (a tuple of interned words each)
 WINDOWS_KEPT = 4096  # actors' windows kept at most (the oldest read dropped first)
 _WORD = re.compile(r"\w+")
-_WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
-             JOIN memories m ON m.id = l.memory_id
-             WHERE l.entity_id = ? AND m.status IN ('active', 'pending')
-             ORDER BY l.memory_id DESC LIMIT ?"""
 
 
 Entry = tuple[int, str, int | None]  # a window's row: memory id, normalized hash, tokens
@@ -150,7 +146,7 @@ class Dedup:
     def _window(self, entity_id: int) -> list[Entry]:
         window = self._windows.get(entity_id)
         if window is None:
-            rows = self.store.db.conn.execute(_WINDOW, [entity_id, DEDUP_WINDOW]).fetchall()
+            rows = self.store.tables.entities.links.latest_live(entity_id, DEDUP_WINDOW)
             if len(self._windows) >= WINDOWS_KEPT:
                 del self._windows[next(iter(self._windows))]
             window = self._windows[entity_id] = rows[::-1]
@@ -162,19 +158,11 @@ class Dedup:
         """The memory the observation duplicates, or ``None``."""
         if not actor_ids:
             return None
-        conn = self.store.db.conn
         digest = normalized_hash(observation.text)
         rows: list[Entry] = []
         if not self.remember:  # the reference path: one query, sorted by SQLite
             ids = sorted(set(actor_ids))
-            rows = conn.execute(
-                f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
-                    JOIN memories m ON m.id = l.memory_id
-                    WHERE l.entity_id IN ({", ".join("?" * len(ids))})
-                      AND m.status IN ('active', 'pending')
-                    ORDER BY m.id DESC LIMIT ?""",
-                [*ids, DEDUP_WINDOW],
-            ).fetchall()
+            rows = self.store.tables.entities.links.latest_live_of_any(ids, DEDUP_WINDOW)
         else:  # each actor's latest, newest first along an index; then the latest of them all
             actors = set(actor_ids)
             if len(actors) == 1:

@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -72,6 +72,7 @@ from plugin_sdk.retain.strengthen import (
     reinforce,
 )
 from plugin_sdk.retain.truth import due, regenerate_many
+from plugin_sdk.store import tuning
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity
@@ -149,23 +150,9 @@ def retain(
     return report
 
 
-@contextmanager
-def _tuned(store: Store) -> Iterator[None]:
+def _tuned(store: Store) -> AbstractContextManager[None]:
     """The connection's page cache and WAL checkpoint interval for a run (see above)."""
-    conn = store.db.conn
-    (cache,) = conn.execute("PRAGMA cache_size").fetchone()
-    (checkpoint,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
-    (page,) = conn.execute("PRAGMA page_size").fetchone()
-    kib = -cache if cache < 0 else cache * page // 1024  # negative: KiB; positive: pages
-    if kib < RUN_CACHE_KIB:
-        conn.execute(f"PRAGMA cache_size = {-RUN_CACHE_KIB}")
-    if 0 < checkpoint < RUN_CHECKPOINT_PAGES:  # 0 or less: checkpoints are off, left so
-        conn.execute(f"PRAGMA wal_autocheckpoint = {RUN_CHECKPOINT_PAGES}")
-    try:
-        yield
-    finally:
-        conn.execute(f"PRAGMA cache_size = {int(cache)}")
-        conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint)}")
+    return tuning.at_least(store.db, cache_kib=RUN_CACHE_KIB, checkpoint_pages=RUN_CHECKPOINT_PAGES)
 
 
 def _run(
@@ -308,9 +295,7 @@ class RetainJob:
         self._quiet = self._state()
 
     def _state(self) -> tuple[int, int]:
-        conn = self.store.db.conn
-        (version,) = conn.execute("PRAGMA data_version").fetchone()
-        return int(version), conn.total_changes
+        return tuning.change_marks(self.store.db)
 
     def _run_batched(self, rows: list[tuple[str, str]], report: RetainReport) -> None:
         parsed: list[tuple[str, str | Observation]] = []

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
 from plugin_sdk.errors import EmptyProject, NoStore, ProjectConflict
-from plugin_sdk.host import portable, projects
+from plugin_sdk.host import projects
 from plugin_sdk.host.demo import run_demo
+from plugin_sdk.store.backup import backup
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.testing import fresh_plugin_manager
 
@@ -31,7 +32,7 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def copy_of(db: Path, tmp_path: Path) -> Path:
     target = tmp_path / "copy.db"
-    portable.backup(db, target)
+    backup(db, target)
     return target
 
 
@@ -199,7 +200,7 @@ def test_backup_during_concurrent_writes_passes_doctor(demo_db: Path, tmp_path: 
         assert target.stat().st_mode & 0o777 == 0o600
     assert "exists" in cli_run("backup", str(backups[0]), "--db", str(db), code=1)
     with pytest.raises(NoStore):
-        portable.backup(tmp_path / "none.db", tmp_path / "b.db")
+        backup(tmp_path / "none.db", tmp_path / "b.db")
 
 
 def test_a_forgotten_memory_travels_as_its_tombstone(demo_db: Path, tmp_path: Path) -> None:

@@ -149,10 +149,9 @@ def _forget_row(store: Store, memory_id: int, reason: str, project: str) -> Forg
     )
     redacted = _add(
         {
-            "reference_set_items": store.db.execute(
-                "UPDATE reference_set_items SET content = '', normalized_hash = ? WHERE memory_id = ?",
-                [f"{FORGOTTEN_PREFIX}{memory_id}", memory_id],
-            ).rowcount
+            "reference_set_items": store.tables.refsets.forget_memory(
+                memory_id, f"{FORGOTTEN_PREFIX}{memory_id}"
+            )
         },
         redaction.redact(store, redaction.needles_for([text]) if text else []),
     )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from plugin_sdk.store.tables.toc import TocRows
     from plugin_sdk.store.tables.truths import TruthRows
     from plugin_sdk.store.tables.vectors import VectorRows
+    from plugin_sdk.store.tables.walk import TableWalk
 
 
 class Tables:
@@ -151,3 +152,10 @@ class Tables:
         from plugin_sdk.store.tables.neardup import NeardupRows
 
         return NeardupRows(self._store)
+
+    @cached_property
+    def walk(self) -> TableWalk:
+        """Any table by name, checked against the schema (project moves, exports, copies)."""
+        from plugin_sdk.store.tables.walk import TableWalk
+
+        return TableWalk(self._store)

@@ -43,6 +43,11 @@ CONSOLIDATE = f"""UPDATE entities AS e SET strength = {STRENGTH}, strength_at = 
     WHERE e.id > :after AND e.id <= :upto AND +e.project = :project"""
 
 LINK = "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)"
+# An entity's newest live memories, by link (the link's memory id, along its index).
+_LATEST_LIVE = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+                  JOIN memories m ON m.id = l.memory_id
+                  WHERE l.entity_id = ? AND m.status IN ('active', 'pending')
+                  ORDER BY l.memory_id DESC LIMIT ?"""
 
 _INSERT = f"""INSERT INTO entities (project, name, type, subtype, memory_type, referent, status,
        base_strength, pinned, emotional_tag, half_life_days, emotional_multiplier,
@@ -372,6 +377,24 @@ class LinkRows:
                SELECT ?, entity_id, role FROM memory_entities WHERE memory_id = ?""",
             [target_id, source_id],
         )
+
+    def latest_live(self, entity_id: int, limit: int) -> list[tuple[int, str, int | None]]:
+        """The newest ``limit`` active or pending memories linked to an entity, newest first:
+        ``(id, normalized_hash, token_count)`` (the Retain Job's dedup window)."""
+        return self.db.conn.execute(_LATEST_LIVE, [entity_id, limit]).fetchall()
+
+    def latest_live_of_any(
+        self, entity_ids: Sequence[int], limit: int
+    ) -> list[tuple[int, str, int | None]]:
+        """:meth:`latest_live` over several entities at once, by memory id, newest first."""
+        return self.db.conn.execute(
+            f"""SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+                JOIN memories m ON m.id = l.memory_id
+                WHERE l.entity_id IN ({", ".join("?" * len(entity_ids))})
+                  AND m.status IN ('active', 'pending')
+                ORDER BY m.id DESC LIMIT ?""",
+            [*entity_ids, limit],
+        ).fetchall()
 
     def entity_ids(self, memory_id: int) -> list[int]:
         """Ids of the entities a memory links to, in order."""

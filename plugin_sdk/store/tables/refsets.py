@@ -55,6 +55,18 @@ class RefsetRows:
             )
         return set_id
 
+    def forget_memory(self, memory_id: int, placeholder: str) -> int:
+        """Empty the items of a forgotten memory (its hash becomes ``placeholder``); how many.
+
+        The one change a frozen set ever takes (``store/forget``)."""
+        return int(
+            self.db.execute(
+                "UPDATE reference_set_items SET content = '', normalized_hash = ? "
+                "WHERE memory_id = ?",
+                [placeholder, memory_id],
+            ).rowcount
+        )
+
     def by_id(self, set_id: int, project: str) -> dict[str, Any] | None:
         """A set whose head belongs to ``project``, or None."""
         return next(
