@@ -353,7 +353,7 @@ def test_a_kept_window_follows_the_links_the_batch_adds(
             dedup.linked(memory_id, entity_ids)
 
         def query(entity_id: int) -> list[Any]:
-            rows = store.db.conn.execute(dedup_module._WINDOW, [entity_id, window]).fetchall()
+            rows = store.tables.entities.links.latest_live(entity_id, window)
             return rows[::-1]
 
         link(ids[0], heron)
@@ -416,7 +416,7 @@ def test_a_window_read_before_the_batch_writes_its_links_has_them(
             later,
         )
         for entity_id, kept in windows.items():
-            rows = store.db.conn.execute(dedup_module._WINDOW, [entity_id, window]).fetchall()
+            rows = store.tables.entities.links.latest_live(entity_id, window)
             assert kept == rows[::-1]
         dedup.written()
         dedup.forget()
