@@ -160,6 +160,34 @@ class StoreTemplates:
         return Store(self.copy(path, *packs), **options)
 
 
+def postgres_schema(url: str) -> tuple[str, str]:
+    """A new, empty schema in the PostgreSQL database at ``url``: ``(store URL, schema)``.
+
+    The store URL sets ``search_path`` to the schema (then ``public``, where
+    pgvector's type lives), so a store opened on it lives there alone. Drop it
+    with :func:`drop_postgres_schemas`.
+    """
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"memsdk_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{schema}"')
+    joiner = "&" if "?" in url else "?"
+    return f"{url}{joiner}options={quote(f'-csearch_path={schema},public')}", schema
+
+
+def drop_postgres_schemas(url: str, schemas: Iterable[str]) -> None:
+    """Drop schemas made by :func:`postgres_schema` (and everything in them)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        for schema in schemas:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @pytest.fixture(scope="session")
 def memsdk_templates(tmp_path_factory: pytest.TempPathFactory) -> StoreTemplates:
     return StoreTemplates(tmp_path_factory.mktemp("memsdk-templates"))

@@ -76,19 +76,46 @@ def ops_pack() -> Pack:
     return resolve_pack("ops")
 
 
+#: A PostgreSQL database for the suite (a libpq URL; ``.ci/run`` starts one):
+#: when set, every test that takes its store from ``new_store`` runs on both engines.
+POSTGRES_URL = os.environ.get("MEMSDK_TEST_POSTGRES", "")
+ENGINES = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The engine a test's stores from ``new_store`` run on (both, when PostgreSQL is set)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def new_store(tmp_path: Path, memsdk_templates: StoreTemplates) -> Iterator[Callable[..., Store]]:
+def new_store(
+    tmp_path: Path, memsdk_templates: StoreTemplates, engine: str
+) -> Iterator[Callable[..., Store]]:
     """``new_store(*packs, name="store.db", project=..., **store_options)`` -> an open store.
 
-    A new file in the test's ``tmp_path`` with ``packs`` installed, copied from
-    a template; project ``test-project`` unless told otherwise. Every store it
-    opened is closed after the test.
+    On SQLite: a new file in the test's ``tmp_path`` with ``packs`` installed,
+    copied from a template. On PostgreSQL: a new schema of the test database,
+    migrated, with ``packs`` installed, dropped after the test. Project
+    ``test-project`` unless told otherwise. Every store it opened is closed
+    after the test.
     """
     opened: list[Store] = []
+    schemas: list[str] = []
 
     def open_new(
         *packs: Pack, name: str = "store.db", project: str = PROJECT, **options: Any
     ) -> Store:
+        if engine == "postgresql":
+            from plugin_sdk.testing import postgres_schema
+
+            url, schema = postgres_schema(POSTGRES_URL)
+            schemas.append(schema)
+            store = Store(url, project=project, **options)
+            opened.append(store)
+            for pack in packs:
+                store.packs.install(pack)
+            return store
         store = memsdk_templates.open(tmp_path / name, *packs, project=project, **options)
         opened.append(store)
         return store
@@ -96,6 +123,10 @@ def new_store(tmp_path: Path, memsdk_templates: StoreTemplates) -> Iterator[Call
     yield open_new
     for store in opened:
         store.close()
+    if schemas:
+        from plugin_sdk.testing import drop_postgres_schemas
+
+        drop_postgres_schemas(POSTGRES_URL, schemas)
 
 
 @pytest.fixture

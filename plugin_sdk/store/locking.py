@@ -91,6 +91,12 @@ class StoreDatabase(Database):
     Nested blocks are savepoints, exactly as in sqlite-utils.
     """
 
+    engine = "sqlite"
+
+    def columns(self, table: str) -> list[str]:
+        """The column names of ``table``, in order (generated columns left out)."""
+        return [row[1] for row in self.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
+
     @contextmanager
     def atomic(self, *, attempts: int = BEGIN_ATTEMPTS) -> Iterator[Database]:
         if self.conn.in_transaction:
