@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -151,7 +152,13 @@ def retain(
 
 @contextmanager
 def _tuned(store: Store) -> Iterator[None]:
-    """The connection's page cache and WAL checkpoint interval for a run (see above)."""
+    """The connection's page cache and WAL checkpoint interval for a run (see above).
+
+    SQLite's settings: a PostgreSQL server keeps its own cache and log.
+    """
+    if store.engine != "sqlite":
+        yield
+        return
     conn = store.db.conn
     (cache,) = conn.execute("PRAGMA cache_size").fetchone()
     (checkpoint,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
@@ -308,6 +315,10 @@ class RetainJob:
         self._quiet = self._state()
 
     def _state(self) -> tuple[int, int]:
+        if self.store.engine != "sqlite":
+            # No cheap "someone else committed" counter on PostgreSQL: a batch
+            # never takes the previous one's caches on trust there.
+            return time.monotonic_ns(), id(self)
         conn = self.store.db.conn
         (version,) = conn.execute("PRAGMA data_version").fetchone()
         return int(version), conn.total_changes

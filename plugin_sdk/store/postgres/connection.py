@@ -43,8 +43,7 @@ def _import_psycopg() -> Any:
         import psycopg
     except ImportError as error:
         raise driver.OperationalError(
-            "PostgreSQL needs the postgres extra: pip install 'memsdk[postgres]' "
-            "(psycopg 3 and psycopg-pool)"
+            "PostgreSQL needs the postgres extra: pip install 'memsdk[postgres]' (psycopg 3)"
         ) from error
     return psycopg
 
@@ -194,9 +193,7 @@ class Connection:
             return
         named = isinstance(rows[0], Mapping)
         translated = statement(sql, named)
-        values = [
-            _values(row) if named else translated.parameters(_values(row)) for row in rows
-        ]
+        values = [_values(row) if named else translated.parameters(_values(row)) for row in rows]
         try:
             raw.executemany(translated.text, values)
         except _import_psycopg().Error as error:
@@ -257,6 +254,9 @@ class Database:
         names = [column.name for column in cursor.description or ()]
         for row in cursor:
             yield dict(zip(names, row, strict=True))
+
+    def __getitem__(self, table: str) -> _Table:
+        return _Table(self, table)
 
     def table_names(self) -> list[str]:
         return [
@@ -336,6 +336,18 @@ class Database:
 
     def close(self) -> None:
         self.conn.close()
+
+
+class _Table:
+    """``db[name]`` as sqlite-utils offers it, for what the doctor asks: ``exists()``."""
+
+    def __init__(self, db: Database, name: str) -> None:
+        self.db = db
+        self.name = name
+
+    def exists(self) -> bool:
+        row = self.db.execute("SELECT to_regclass(?)", [self.name]).fetchone()
+        return row is not None and row[0] is not None
 
 
 def connect(url: str) -> Database:

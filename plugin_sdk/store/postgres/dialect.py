@@ -10,6 +10,7 @@ comments:
 - ``[name]`` identifiers become ``"name"``; ``==`` becomes ``=``;
 - ``INSERT OR IGNORE INTO`` becomes ``INSERT INTO … ON CONFLICT DO NOTHING``;
 - ``LIKE`` becomes ``ILIKE`` (SQLite's ``LIKE`` ignores ASCII case);
+- ``temp.name`` becomes ``pg_temp.name`` (the connection's temporary tables);
 - ``a IS ?`` / ``a IS NOT ?`` become ``IS [NOT] DISTINCT FROM`` (SQLite's
   ``IS`` compares any two values, NULL-safe);
 - ``CAST(… AS REAL)`` / ``AS INTEGER`` become ``double precision`` / ``bigint``
@@ -52,13 +53,16 @@ _TOKEN = re.compile(
 )
 _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b)", re.IGNORECASE)
+_TEMP = re.compile(r"\btemp\.(?=\w)", re.IGNORECASE)
 _LIKE = re.compile(r"\bLIKE\b", re.IGNORECASE)
 _IS = re.compile(r"\bIS\s+(NOT\s+)?(?=%s|%\(\w+\)s)", re.IGNORECASE)
 _CAST = re.compile(r"\bAS\s+(REAL|INTEGER)\s*\)", re.IGNORECASE)
 _BEGIN = re.compile(r"^\s*BEGIN\s+(IMMEDIATE|DEFERRED|EXCLUSIVE)\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
 _CAST_TYPES = {"REAL": "double precision", "INTEGER": "bigint"}
-_JSON_LIST = re.compile(r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s*\)\s*\)", re.IGNORECASE)
+_JSON_LIST = re.compile(
+    r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s*\)\s*\)", re.IGNORECASE
+)
 _ANY = "= ANY(\x00)"
 
 
@@ -87,12 +91,8 @@ def statement(sql: str, named: bool = False) -> Statement:
     if marked == sql or named:
         return Statement(translate(sql, named))
     text = translate(marked, named)
-    arrays: list[int] = []
-    index = 0
-    for match in re.finditer(r"%s|\x00", text):
-        if match.group() == "\x00":
-            arrays.append(index)
-        index += 1
+    marks = re.findall(r"%s|\x00", text)
+    arrays = [index for index, mark in enumerate(marks) if mark == "\x00"]
     return Statement(text.replace("\x00", "%s"), tuple(arrays))
 
 
@@ -137,6 +137,7 @@ def translate(sql: str, named: bool = False) -> str:
 def _rewrite(text: str) -> str:
     """Keyword rewrites in a run of SQL outside literals."""
     text = _LIKE.sub("ILIKE", text)
+    text = _TEMP.sub("pg_temp.", text)
     text = _CAST.sub(lambda m: f"AS {_CAST_TYPES[m.group(1).upper()]})", text)
     return text
 
@@ -147,4 +148,3 @@ def _on_conflict_nothing(sql: str) -> str:
     if returning:
         return f"{body[: returning.start()]}ON CONFLICT DO NOTHING {body[returning.start() :]}"
     return f"{body} ON CONFLICT DO NOTHING"
-

@@ -13,10 +13,10 @@ object its records promise, or a record before a later one
 (:class:`~plugin_sdk.errors.SchemaMismatch`). Migrating takes a session
 advisory lock, so many processes opening one new database migrate it once.
 
-pgvector is used when ``CREATE EXTENSION vector`` succeeds (or the extension
-is there already): ``schema/postgres_vector.sql`` then adds its column and
-HNSW index; else vectors are searched exactly, as on SQLite without
-sqlite-vec.
+pgvector is used when ``CREATE EXTENSION vector`` succeeds when the store is
+created (or the extension is there already): the vector mirror is then a
+pgvector table with an HNSW index (``postgres/vectors.py``); else vectors
+are scanned exactly, as on SQLite without sqlite-vec.
 """
 
 from __future__ import annotations
@@ -86,15 +86,6 @@ def pending(db: Database) -> list[str]:
     return [name for name in KNOWN if name not in done]
 
 
-def has_vector(db: Database) -> bool:
-    """Whether this store keeps its vectors in pgvector's type (with an HNSW index)."""
-    row = db.execute(
-        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND table_name = 'memory_vectors' AND column_name = 'embedding'"
-    ).fetchone()
-    return row is not None
-
-
 def migrate(db: Database, path: str) -> None:
     """Create or bring up to date the schema, once, under the migration lock; then fence it."""
     if pending(db):
@@ -141,19 +132,13 @@ def _migrate_locked(db: Database, path: str) -> None:
 
 
 def _try_vector(db: Database) -> None:
-    """pgvector's column and index, when the extension is (or can be) there."""
-    if has_vector(db):
+    """``CREATE EXTENSION vector`` when it is not there (allowed to fail: then vectors are scanned)."""
+    if db.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
         return
-    with db.atomic():
-        try:
-            with db.atomic():  # a savepoint: a refused extension leaves the rest
-                db.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
-        except driver.Error:
-            return
-        try:
-            db.executescript(text("postgres_vector.sql"))
-        except FileNotFoundError:
-            return
+    try:
+        db.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
+    except driver.Error:
+        return
 
 
 def _record(db: Database, name: str) -> None:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
+
 def stopwords(store: Store, language: str) -> frozenset[str]:
     """The shipped list for ``language`` plus every installed pack's ``search.stopwords``."""
     key = (language, *store.tables.packs.hashes())

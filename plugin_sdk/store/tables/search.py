@@ -239,11 +239,17 @@ class SearchRows:
 
     def keep_token_counts(self, rows: Iterable[tuple[str, str, int, str]], cap: int) -> None:
         """Record ``(hash, tokenizer, count, now)`` rows, then keep only the ``cap`` newest."""
-        self.db.conn.executemany(
-            "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
-            "VALUES (?, ?, ?, ?)",
-            rows,
+        # A count recorded again moves to the newest rowid (SQLite's REPLACE
+        # deletes and inserts; PostgreSQL's upsert draws the rowid anew).
+        upsert = (
+            "INSERT INTO token_counts (text_hash, tokenizer, tokens, used_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (text_hash, tokenizer) DO UPDATE SET tokens = excluded.tokens, "
+            "used_at = excluded.used_at, rowid = nextval(pg_get_serial_sequence('token_counts', 'rowid'))"
+            if _postgres(self.db)
+            else "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
+            "VALUES (?, ?, ?, ?)"
         )
+        self.db.conn.executemany(upsert, rows)
         # Rows are added in rowid order: the oldest recorded go first.
         self.db.execute(
             "DELETE FROM token_counts WHERE rowid <= (SELECT max(rowid) FROM token_counts) - ?",
