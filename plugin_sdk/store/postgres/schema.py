@@ -3,7 +3,8 @@
 A new PostgreSQL store gets the schema every migration up to
 :data:`BASELINE` builds, as one text (``schema/postgres_compat.sql``, then
 ``schema/postgres.sql``: the same tables, columns, indexes, views and, as
-PL/pgSQL triggers, the same invariants as ``schema/schema.sql``), and one
+PL/pgSQL triggers, the same invariants as ``schema/schema.sql``; then
+``schema/postgres_search.sql``, the full-text index), and one
 record per step in ``_memsdk_migrations``, with the same names as on SQLite.
 A step landed after the baseline has its PostgreSQL form in :data:`STEPS`;
 ``tests/store/test_postgres_schema.py`` fails for a known step that has
@@ -36,6 +37,8 @@ BASELINE = KNOWN[: KNOWN.index("m026_neardup_index") + 1]
 #: PostgreSQL forms of the steps landed after the baseline: name -> SQL.
 STEPS: dict[str, str] = {}
 RECORDS = "_memsdk_migrations"
+#: The schema text, in the order it is loaded.
+FILES = ("postgres_compat.sql", "postgres.sql", "postgres_search.sql")
 _MIGRATE_LOCK = "hashtext('memsdk-migrate:' || current_schema())"
 _OBJECT = re.compile(
     r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER)\s+"
@@ -53,7 +56,11 @@ def text(name: str) -> str:
 @functools.cache
 def expected_objects() -> frozenset[tuple[str, str]]:
     """``(type, name)`` of every table, index, view and trigger the schema text creates."""
-    return frozenset((kind.lower(), name) for kind, name in _OBJECT.findall(text("postgres.sql")))
+    return frozenset(
+        (kind.lower(), name)
+        for file in FILES
+        for kind, name in _OBJECT.findall(text(file))
+    )
 
 
 def _has_records(db: Database) -> bool:
@@ -110,8 +117,8 @@ def _migrate_locked(db: Database, path: str) -> None:
             return
         with db.atomic():
             if not applied(db):
-                db.executescript(text("postgres_compat.sql"))
-                db.executescript(text("postgres.sql"))
+                for file in FILES:
+                    db.executescript(text(file))
                 db.execute(
                     f"CREATE TABLE {RECORDS} (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
                     "migration_set TEXT NOT NULL, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
