@@ -53,6 +53,9 @@ def _error(error: Exception, sql: str) -> Exception:
     psycopg = _import_psycopg()
     code = getattr(error, "sqlstate", None) or ""
     message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    import os
+    if os.environ.get("MEMSDK_PG_DEBUG"):
+        message += f" [in: {sql[:300]}]"
     kind: type[Exception]
     if isinstance(error, psycopg.errors.IntegrityError) or code == "P0001":
         kind = driver.IntegrityError  # constraint or trigger abort, as SQLite's RAISE(ABORT)
@@ -76,9 +79,10 @@ class Cursor:
         self.connection = connection
         self._raw = raw
         self.row_factory: Any = None
+        self._hide: int | None = None  # the position of a rowid column SQLite would not show
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
-        self.connection._run(self._raw, sql, parameters)
+        self._ran(self.connection._run(self._raw, sql, parameters))
         return self
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Cursor:
@@ -87,7 +91,18 @@ class Cursor:
 
     @property
     def description(self) -> Any:
-        return self._raw.description
+        described = self._raw.description
+        if self._hide is None or described is None:
+            return described
+        return [column for index, column in enumerate(described) if index != self._hide]
+
+    def _ran(self, hides_rowid: bool) -> None:
+        self._hide = None
+        described = self._raw.description
+        if hides_rowid and described is not None:
+            names = [column.name for column in described]
+            if "rowid" in names:
+                self._hide = names.index("rowid")
 
     @property
     def rowcount(self) -> int:
@@ -103,9 +118,13 @@ class Cursor:
         return int(row[0]) if row else None
 
     def _shape(self, row: Any) -> Any:
-        if row is None or self.row_factory is None:
+        if row is None:
             return row
-        names = [column.name for column in self._raw.description]
+        if self._hide is not None:
+            row = row[: self._hide] + row[self._hide + 1 :]
+        if self.row_factory is None:
+            return row
+        names = [column.name for column in self.description]
         return Row(names, row)
 
     def fetchone(self) -> Any:
@@ -126,6 +145,8 @@ class Cursor:
     def __iter__(self) -> Iterator[Any]:
         if self._raw.description is None:
             return iter(())
+        if self._hide is None and self.row_factory is None:
+            return iter(self._raw)
         return (self._shape(row) for row in self._raw)
 
     def close(self) -> None:
@@ -178,7 +199,7 @@ class Connection:
             raise _error(error, script) from error
         return Cursor(self, cursor)
 
-    def _run(self, raw: Any, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> None:
+    def _run(self, raw: Any, sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> bool:
         named = isinstance(parameters, Mapping)
         translated = statement(sql, named)
         values = _values(parameters) if named else translated.parameters(_values(parameters))
@@ -186,6 +207,7 @@ class Connection:
             raw.execute(translated.text, values)
         except _import_psycopg().Error as error:
             raise _error(error, translated.text) from error
+        return translated.hides_rowid
 
     def _run_many(self, raw: Any, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = list(rows)

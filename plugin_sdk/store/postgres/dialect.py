@@ -43,7 +43,7 @@ _TOKEN = re.compile(
     (?P<string>'(?:[^']|'')*')
   | (?P<ident>"(?:[^"]|"")*")
   | (?P<comment>--[^\n]*|/\*.*?\*/)
-  | (?P<bracket>\[[^\]\s][^\]]*\])
+  | (?P<bracket>(?<![\w)\]])\[[^\]\s][^\]]*\])
   | (?P<named>(?<![:\w]):[A-Za-z_]\w*)
   | (?P<question>\?\d*)
   | (?P<percent>%)
@@ -55,7 +55,10 @@ _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b)", re.IGNORECASE)
 _TEMP = re.compile(r"\btemp\.(?=\w)", re.IGNORECASE)
 _LIKE = re.compile(r"\bLIKE\b", re.IGNORECASE)
-_IS = re.compile(r"\bIS\s+(NOT\s+)?(?=%s|%\(\w+\)s)", re.IGNORECASE)
+_IS = re.compile(
+    r"\bIS\s+(NOT\s+)?(?!(?:NOT|NULL|TRUE|FALSE|DISTINCT|UNKNOWN|JSON|DOCUMENT|NORMALIZED)\b)(?=[%(\w])",
+    re.IGNORECASE,
+)
 _CAST = re.compile(r"\bAS\s+(REAL|INTEGER)\s*\)", re.IGNORECASE)
 _BEGIN = re.compile(r"^\s*BEGIN\s+(IMMEDIATE|DEFERRED|EXCLUSIVE)\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
@@ -72,6 +75,9 @@ class Statement:
 
     text: str
     arrays: tuple[int, ...] = ()
+    #: A ``SELECT *`` whose tables may hold the ``rowid`` column the PostgreSQL
+    #: schema adds (SQLite's rowid is no column): rows leave it out.
+    hides_rowid: bool = False
 
     def parameters(self, values: Sequence[Any]) -> list[Any]:
         """``values`` with the JSON lists at :attr:`arrays` decoded into Python lists."""
@@ -87,13 +93,25 @@ class Statement:
 @functools.lru_cache(maxsize=4096)
 def statement(sql: str, named: bool = False) -> Statement:
     """:func:`translate`, and the positions of the JSON-list parameters it made arrays."""
+    hides = _hides_rowid(sql)
     marked = _JSON_LIST.sub(_ANY, sql)
     if marked == sql or named:
-        return Statement(translate(sql, named))
+        return Statement(translate(sql, named), (), hides)
     text = translate(marked, named)
     marks = re.findall(r"%s|\x00", text)
     arrays = [index for index, mark in enumerate(marks) if mark == "\x00"]
-    return Statement(text.replace("\x00", "%s"), tuple(arrays))
+    return Statement(text.replace("\x00", "%s"), tuple(arrays), hides)
+
+
+_SELECT_LIST = re.compile(r"^\s*SELECT\s+(.*?)\bFROM\b", re.IGNORECASE | re.DOTALL)
+
+
+def _hides_rowid(sql: str) -> bool:
+    found = _SELECT_LIST.match(sql)
+    if found is None:
+        return False
+    columns = found.group(1)
+    return "*" in columns and "rowid" not in columns.lower()
 
 
 @functools.lru_cache(maxsize=4096)
