@@ -84,7 +84,14 @@ ENGINES = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> str:
-    """The engine a test's stores from ``new_store`` run on (both, when PostgreSQL is set)."""
+    """The engine a test's stores from ``new_store`` run on (both, when PostgreSQL is set).
+
+    ``@pytest.mark.sqlite_only("why")`` keeps a test on SQLite: for what only
+    SQLite has (FTS5's own syntax and tables, the file, its pragmas).
+    """
+    marker = request.node.get_closest_marker("sqlite_only")
+    if request.param == "postgresql" and marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else 'engine-specific'}")
     return str(request.param)
 
 

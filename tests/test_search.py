@@ -57,6 +57,7 @@ def test_a_pack_adds_stopwords_through_its_search_field(store: Store, tmp_path: 
     assert ids(store.memories.search("orchard pears")) == [plain.id]
 
 
+@pytest.mark.sqlite_only("FTS5's expert syntax and its errors")
 def test_expert_syntax_stays_available_and_its_errors_are_invalid_memory(store: Store) -> None:
     kafka = store.memories.write("Kafka retention is seven days.", "CONFIG_VALUES")
     store.memories.write("Loki keeps logs.", "CONFIG_VALUES")
@@ -156,6 +157,7 @@ def test_the_index_holds_live_memories_only_and_follows_every_change(store: Stor
     assert a.id in archived
 
 
+@pytest.mark.sqlite_only("sqlite-utils and Datasette read SQLite files")
 def test_sqlite_utils_and_datasette_detect_the_index(store: Store) -> None:
     assert store.db["memories"].detect_fts() == "memories_fts"
     # Datasette's detect_fts query (datasette/utils/__init__.py), verbatim in spirit.

@@ -375,11 +375,16 @@ class _Table:
 def connect(url: str) -> Database:
     """Open ``url`` (libpq: the password from the URL, ``PGPASSWORD`` or ``~/.pgpass``)."""
     psycopg = _import_psycopg()
-    from psycopg.types.numeric import FloatLoader
+    from psycopg.types.numeric import FloatLoader, Int8Dumper
+    from psycopg.types.string import StrDumper
 
     try:
         raw = psycopg.connect(url, autocommit=True, application_name="memsdk")
     except psycopg.Error as error:
         raise driver.OperationalError(str(error).strip()) from error
     raw.adapters.register_loader("numeric", FloatLoader)  # avg() and friends as float, as SQLite
+    # Parameters typed as SQLite's values are: every int a bigint, every str a
+    # text (not "unknown", which PostgreSQL cannot type in ``? IS NULL``).
+    raw.adapters.register_dumper(int, Int8Dumper)
+    raw.adapters.register_dumper(str, StrDumper)
     return Database(Connection(raw), url)
