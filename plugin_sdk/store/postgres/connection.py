@@ -54,6 +54,7 @@ def _error(error: Exception, sql: str) -> Exception:
     code = getattr(error, "sqlstate", None) or ""
     message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     import os
+
     if os.environ.get("MEMSDK_PG_DEBUG"):
         message += f" [in: {sql[:300]}]"
     kind: type[Exception]

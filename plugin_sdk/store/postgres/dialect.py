@@ -10,6 +10,10 @@ comments:
 - ``[name]`` identifiers become ``"name"``; ``==`` becomes ``=``;
 - ``INSERT OR IGNORE INTO`` becomes ``INSERT INTO … ON CONFLICT DO NOTHING``;
 - ``LIKE`` becomes ``ILIKE`` (SQLite's ``LIKE`` ignores ASCII case);
+- in an upsert's ``DO UPDATE SET … [WHERE …]``, a bare column name is
+  qualified with the target table (PostgreSQL reads it as ambiguous between
+  the row and ``excluded``; SQLite as the row);
+- ``9e999`` (SQLite's +inf) becomes ``'Infinity'``;
 - ``temp.name`` becomes ``pg_temp.name`` (the connection's temporary tables);
 - ``a IS ?`` / ``a IS NOT ?`` become ``IS [NOT] DISTINCT FROM`` (SQLite's
   ``IS`` compares any two values, NULL-safe);
@@ -53,6 +57,7 @@ _TOKEN = re.compile(
 )
 _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b)", re.IGNORECASE)
+_INFINITY = re.compile(r"(?<![\w.])9e999\b", re.IGNORECASE)
 _TEMP = re.compile(r"\btemp\.(?=\w)", re.IGNORECASE)
 _LIKE = re.compile(r"\bLIKE\b", re.IGNORECASE)
 _IS = re.compile(
@@ -144,6 +149,7 @@ def translate(sql: str, named: bool = False) -> str:
         position = match.end()
     parts.append(_rewrite(sql[position:]))
     out = "".join(parts)
+    out = _qualify_upsert(out)
     out = _BEGIN.sub("BEGIN", out)
     out = _IS.sub(lambda m: "IS DISTINCT FROM " if m.group(1) else "IS NOT DISTINCT FROM ", out)
     if _OR_IGNORE.search(out):
@@ -156,8 +162,104 @@ def _rewrite(text: str) -> str:
     """Keyword rewrites in a run of SQL outside literals."""
     text = _LIKE.sub("ILIKE", text)
     text = _TEMP.sub("pg_temp.", text)
+    text = _INFINITY.sub("CAST('Infinity' AS double precision)", text)
     text = _CAST.sub(lambda m: f"AS {_CAST_TYPES[m.group(1).upper()]})", text)
     return text
+
+
+_UPSERT_TARGET = re.compile(r"\bINSERT\s+INTO\s+(\"?\w+\"?)(?:\s+AS\s+(\w+))?", re.IGNORECASE)
+_DO_UPDATE = re.compile(r"\bDO\s+UPDATE\s+SET\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"\bRETURNING\b", re.IGNORECASE)
+_BARE = re.compile(r"(?<![\w.%\"\x01])([A-Za-z_]\w*)\b(?!\s*[.(])")
+_KEYWORDS = frozenset(
+    [
+        "and",
+        "or",
+        "not",
+        "is",
+        "null",
+        "in",
+        "case",
+        "when",
+        "then",
+        "else",
+        "end",
+        "excluded",
+        "true",
+        "false",
+        "like",
+        "ilike",
+        "between",
+        "distinct",
+        "from",
+        "as",
+        "cast",
+        "double",
+        "precision",
+        "bigint",
+        "text",
+        "real",
+        "integer",
+        "where",
+        "coalesce",
+        "exists",
+        "select",
+        "any",
+        "all",
+    ]
+)
+
+
+def _qualify_upsert(sql: str) -> str:
+    update = _DO_UPDATE.search(sql)
+    target = _UPSERT_TARGET.search(sql)
+    if update is None or target is None:
+        return sql
+    table = target.group(2) or target.group(1)
+    end = _CLAUSE_END.search(sql, update.end())
+    stop = end.start() if end else len(sql)
+    clause = sql[update.end() : stop]
+    literals: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        literals.append(match.group())
+        return f"\x01{len(literals) - 1}\x01"
+
+    hidden = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", hide, clause)
+    qualified = _qualify(hidden, table)
+    restored = re.sub("\x01(\\d+)\x01", lambda m: literals[int(m.group(1))], qualified)
+    return sql[: update.end()] + restored + sql[stop:]
+
+
+def _qualify(text: str, table: str) -> str:
+    """Bare names right of each ``=`` (and after WHERE) qualified; assignment targets left alone."""
+    out = []
+    depth = 0
+    expecting_target = True
+    position = 0
+    for match in re.finditer(r"[(),=]|\bWHERE\b|<>|!=|<=|>=", text, re.IGNORECASE):
+        segment = text[position : match.start()]
+        out.append(segment if expecting_target else _bare(segment, table))
+        token = match.group()
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif token == "," and depth == 0:
+            expecting_target = True
+        elif (token == "=" and depth == 0) or token.upper() == "WHERE":
+            expecting_target = False
+        out.append(token)
+        position = match.end()
+    tail = text[position:]
+    out.append(tail if expecting_target else _bare(tail, table))
+    return "".join(out)
+
+
+def _bare(text: str, table: str) -> str:
+    return _BARE.sub(
+        lambda m: m.group(1) if m.group(1).lower() in _KEYWORDS else f"{table}.{m.group(1)}", text
+    )
 
 
 def _on_conflict_nothing(sql: str) -> str:

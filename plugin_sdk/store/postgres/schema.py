@@ -57,9 +57,7 @@ def text(name: str) -> str:
 def expected_objects() -> frozenset[tuple[str, str]]:
     """``(type, name)`` of every table, index, view and trigger the schema text creates."""
     return frozenset(
-        (kind.lower(), name)
-        for file in FILES
-        for kind, name in _OBJECT.findall(text(file))
+        (kind.lower(), name) for file in FILES for kind, name in _OBJECT.findall(text(file))
     )
 
 
