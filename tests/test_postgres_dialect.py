@@ -80,7 +80,7 @@ def test_select_star_hides_the_added_rowid_unless_named() -> None:
     "sql", ["PRAGMA user_version", "INSERT OR REPLACE INTO t VALUES (1)", "SELECT ?1"]
 )
 def test_what_has_no_translation_is_refused_by_name(sql: str) -> None:
-    with pytest.raises(ValueError, match="PostgreSQL|numbered"):
+    with pytest.raises(ValueError, match=r"PostgreSQL|numbered"):
         translate(sql)
 
 
