@@ -512,3 +512,32 @@ def test_json_extract_is_sqlites_for_scalars(compat: Any, document: dict[str, An
         assert json.loads(expected) == json.loads(got) == target
     else:
         assert _same(expected, got), (document, path, expected, got)
+
+
+def test_vector_mirror_finds_the_nearest_with_pgvector(pg: Any) -> None:
+    import struct
+
+    if pg.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
+        pytest.skip("pgvector is not installed in this database")
+    pg.execute((SCHEMA / "postgres_vector.sql").read_text("utf-8"))
+    for sql in SETUP:
+        pg.execute(sql)
+    unit = {1: (1.0, 0.0, 0.0), 2: (0.6, 0.8, 0.0), 3: (0.0, 0.0, -1.0)}
+    for memory_id, vector in unit.items():
+        pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", f"h{memory_id}", f"m{memory_id}", "active"])
+        pg.execute(
+            "INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)"
+            " VALUES ('m', %s, 3, %s, 'c', 't')",
+            [memory_id, struct.pack("<3f", *vector)],
+        )
+    assert pg.execute("SELECT memsdk_vector_mirror_rebuild('m', 3)").fetchone()[0] == 3
+    raw = struct.pack("<4f", 0.5, -2.0, 1e-40, -3.25e38)  # a subnormal and a large one
+    text = pg.execute("SELECT memsdk_vector(%s)::text", [raw]).fetchone()[0]
+    assert struct.pack("<4f", *json.loads(text)) == raw
+    query = struct.pack("<3f", 1.0, 0.0, 0.0)
+    nearest = "SELECT memory_id, embedding <=> memsdk_vector(%s) AS d FROM memory_vectors_pg ORDER BY d LIMIT 2"
+    assert [row[0] for row in pg.execute(nearest, [query])] == [1, 2]
+    # A text change deletes the vector (postgres.sql's trigger); catch-up follows.
+    pg.execute("UPDATE memories SET content = 'm1 edited' WHERE id = 1")
+    assert pg.execute("SELECT memsdk_vector_mirror_catch_up()").fetchone()[0] == 1
+    assert [row[0] for row in pg.execute(nearest, [query])] == [2, 3]
