@@ -94,7 +94,9 @@ def _sqlite_objects(db: sqlite3.Connection) -> dict[str, set[str]]:
     return found
 
 
-def test_every_table_column_index_view_and_trigger_is_there(pg: Any, lite: sqlite3.Connection) -> None:
+def test_every_table_column_index_view_and_trigger_is_there(
+    pg: Any, lite: sqlite3.Connection
+) -> None:
     expected = _sqlite_objects(lite)
     schema = pg.execute("SELECT current_schema()").fetchone()[0]
     tables = {
@@ -119,7 +121,8 @@ def test_every_table_column_index_view_and_trigger_is_there(pg: Any, lite: sqlit
         assert [c for c in pg_columns if c not in ADDED_COLUMNS] == sqlite_columns, table
         assert [c for c in pg_columns if c in ADDED_COLUMNS] == pg_columns[len(sqlite_columns) :]
     indexes = {
-        row[0] for row in pg.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", [schema])
+        row[0]
+        for row in pg.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", [schema])
     }
     assert expected["index"] <= indexes
     views = {
@@ -211,9 +214,9 @@ SCENARIOS = {
         ),
         ("INSERT INTO composite_members VALUES (1, 2, 0), (1, 3, 1)", []),
         ("SELECT memory_id, tier, head, note, shared, strength FROM toc_rank ORDER BY 1", []),
-        ("UPDATE composites SET layout = '{\"map\": {\"groups\": 2, \"memories\": 5}}'", []),
+        ('UPDATE composites SET layout = \'{"map": {"groups": 2, "memories": 5}}\'', []),
         ("SELECT memory_id, note FROM toc_rank ORDER BY 1", []),
-        ("UPDATE composites SET layout = '{\"map\": {\"memories\": 1}}'", []),
+        ('UPDATE composites SET layout = \'{"map": {"memories": 1}}\'', []),
         ("SELECT memory_id, note FROM toc_rank ORDER BY 1", []),
         ("UPDATE memories SET status = 'archived' WHERE id = 1", []),
         ("SELECT memory_id, tier, head, note FROM toc_rank ORDER BY 1", []),
@@ -236,8 +239,11 @@ SCENARIOS = {
             " VALUES ('m', 1, 1, ?, 'c', 't'), ('m', 2, 1, ?, 'c', 't'), ('other', 2, 1, ?, 'c', 't')",
             [b"\x00\x00\x80?", b"\x00\x00\x80?", b"\x00\x00\x80?"],
         ),
-        ("INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)"
-         " VALUES ('m', 1, 2, ?, 'c', 't')", [b"\x00\x00\x80?"]),
+        (
+            "INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)"
+            " VALUES ('m', 1, 2, ?, 'c', 't')",
+            [b"\x00\x00\x80?"],
+        ),
         ("SELECT memory_id FROM vector_changes ORDER BY 1", []),
         ("DELETE FROM vector_changes", []),
         ("UPDATE memories SET importance = 60, content = content WHERE id = 1", []),
@@ -306,7 +312,9 @@ def _kind(message: str) -> str:
 
 
 def _plain(value: Any) -> Any:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    return (
+        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    )
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
@@ -332,8 +340,12 @@ def test_triggers_and_constraints_behave_as_on_sqlite(
 def test_identity_follows_explicit_ids_after_reset(pg: Any) -> None:
     for sql in SETUP:
         pg.execute(sql)
-    pg.execute(NEW_MEMORY.replace("(project", "(id, project").replace("VALUES (", "VALUES (41, ").replace("?", "%s"),
-               ["pgtest-notes", "h1", "one", "active"])
+    pg.execute(
+        NEW_MEMORY.replace("(project", "(id, project")
+        .replace("VALUES (", "VALUES (41, ")
+        .replace("?", "%s"),
+        ["pgtest-notes", "h1", "one", "active"],
+    )
     assert pg.execute("SELECT memsdk_reset_sequences()").fetchone()[0] > 20
     pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", "h2", "two", "active"])
     assert [r[0] for r in pg.execute("SELECT id FROM memories ORDER BY id")] == [41, 42]
@@ -342,17 +354,25 @@ def test_identity_follows_explicit_ids_after_reset(pg: Any) -> None:
 def test_search_column_holds_the_live_text_as_fts5_tokens(pg: Any) -> None:
     for sql in SETUP:
         pg.execute(sql)
-    pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", "h1", "Deploy db.example.com v3.14", "active"])
-    pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", "h2", "example archived", "archived"])
+    pg.execute(
+        NEW_MEMORY.replace("?", "%s"),
+        ["pgtest-notes", "h1", "Deploy db.example.com v3.14", "active"],
+    )
+    pg.execute(
+        NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", "h2", "example archived", "archived"]
+    )
     found = pg.execute(
         "SELECT id FROM memories WHERE search @@ to_tsquery('simple', %s) ORDER BY id",
-        [f"example & p{'proj'.encode().hex().upper()}:D"],
+        [f"example & p{b'proj'.hex().upper()}:D"],
     ).fetchall()
     assert found == [(1,)]
     # The scope token is weight D only: the word in the text does not read as the scope.
-    assert pg.execute(
-        "SELECT count(*) FROM memories WHERE search @@ to_tsquery('simple', 'deploy:D')"
-    ).fetchone()[0] == 0
+    assert (
+        pg.execute(
+            "SELECT count(*) FROM memories WHERE search @@ to_tsquery('simple', 'deploy:D')"
+        ).fetchone()[0]
+        == 0
+    )
 
 
 # The compat functions: SQLite's answer for each expression.
@@ -380,13 +400,13 @@ EXPRESSIONS = [
     "json_extract('{\"a\": [1, 2, 3]}', '$.a[1]')",
     "json_extract('{\"a\": [1, 2, 3]}', '$.a[#-1]')",
     "json_extract('{\"a\": [1, 2, 3]}', '$.a[5]')",
-    "json_extract('{\"a\": true, \"b\": false, \"c\": null}', '$.a')",
-    "json_extract('{\"a\": true, \"b\": false, \"c\": null}', '$.b')",
-    "json_extract('{\"a\": true, \"b\": false, \"c\": null}', '$.c')",
+    'json_extract(\'{"a": true, "b": false, "c": null}\', \'$.a\')',
+    'json_extract(\'{"a": true, "b": false, "c": null}\', \'$.b\')',
+    'json_extract(\'{"a": true, "b": false, "c": null}\', \'$.c\')',
     "json_extract('{\"a.b\": 1}', '$.\"a.b\"')",
     "json_extract('[1, 2]', '$.a')",
     "json_extract('{\"0\": 1}', '$[0]')",
-    "json_extract('{\"payload_typed\": {\"text\": \"hi\"}}', '$.payload_typed.text')",
+    'json_extract(\'{"payload_typed": {"text": "hi"}}\', \'$.payload_typed.text\')',
     "json_extract(NULL, '$.a')",
     "json_array(1, 2, 3)",
     "json_array('a', 'b\"c')",
@@ -416,7 +436,7 @@ AGGREGATES = [
     "SELECT total(x) FROM (SELECT 1.5 AS x UNION ALL SELECT NULL UNION ALL SELECT 2) AS t",
     "SELECT total(x) FROM (SELECT 1.5 AS x) AS t WHERE x > 9",
     "SELECT key, value, type, atom FROM json_each('[1, 2.5, \"x\", null, true, false]')",
-    "SELECT key, value, type FROM json_each('{\"z\": 1, \"a\": \"b\"}')",
+    'SELECT key, value, type FROM json_each(\'{"z": 1, "a": "b"}\')',
     "SELECT key, value, type, atom FROM json_each('7')",
 ]
 
@@ -463,8 +483,15 @@ offsets = st.integers(min_value=-14 * 60 + 1, max_value=14 * 60 - 1).map(
 
 
 @settings(max_examples=150, deadline=None)
-@given(stamp=stamps, zone=st.none() | offsets, spec=st.sampled_from(["microseconds", "milliseconds", "seconds", "minutes"]), sep=st.sampled_from(["T", " "]))
-def test_julianday_is_sqlites(compat: Any, stamp: dt.datetime, zone: Any, spec: str, sep: str) -> None:
+@given(
+    stamp=stamps,
+    zone=st.none() | offsets,
+    spec=st.sampled_from(["microseconds", "milliseconds", "seconds", "minutes"]),
+    sep=st.sampled_from(["T", " "]),
+)
+def test_julianday_is_sqlites(
+    compat: Any, stamp: dt.datetime, zone: Any, spec: str, sep: str
+) -> None:
     text = (stamp.replace(tzinfo=zone) if zone else stamp).isoformat(sep=sep, timespec=spec)
     expected, got = _both(compat, "julianday(?)", [text])
     assert expected == got, text
@@ -490,16 +517,22 @@ scalars = (
 )
 documents = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text("abc_", min_size=1, max_size=3), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text("abc_", min_size=1, max_size=3), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
 
 @settings(max_examples=150, deadline=None)
-@given(document=st.dictionaries(st.text("abc_", min_size=1, max_size=3), documents, min_size=1),
-       data=st.data())
-def test_json_extract_is_sqlites_for_scalars(compat: Any, document: dict[str, Any], data: Any) -> None:
+@given(
+    document=st.dictionaries(st.text("abc_", min_size=1, max_size=3), documents, min_size=1),
+    data=st.data(),
+)
+def test_json_extract_is_sqlites_for_scalars(
+    compat: Any, document: dict[str, Any], data: Any
+) -> None:
     key = data.draw(st.sampled_from(sorted(document)))
     path, target = f"$.{key}", document[key]
     if isinstance(target, list) and target:
@@ -524,7 +557,10 @@ def test_vector_mirror_finds_the_nearest_with_pgvector(pg: Any) -> None:
         pg.execute(sql)
     unit = {1: (1.0, 0.0, 0.0), 2: (0.6, 0.8, 0.0), 3: (0.0, 0.0, -1.0)}
     for memory_id, vector in unit.items():
-        pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", f"h{memory_id}", f"m{memory_id}", "active"])
+        pg.execute(
+            NEW_MEMORY.replace("?", "%s"),
+            ["pgtest-notes", f"h{memory_id}", f"m{memory_id}", "active"],
+        )
         pg.execute(
             "INSERT INTO memory_vectors (model, memory_id, dim, vector, content_hash, embedded_at)"
             " VALUES ('m', %s, 3, %s, 'c', 't')",
