@@ -40,7 +40,10 @@ from plugin_sdk.store.postgres.dialect import statement, translate
         ("SELECT id FROM temp.ids", "SELECT id FROM pg_temp.ids"),
         ("SELECT 9e999", "SELECT CAST('Infinity' AS double precision)"),
         ("SELECT a FROM t LIMIT ? OFFSET ?", "SELECT a FROM t LIMIT memsdk_limit(%s) OFFSET %s"),
-        ("SELECT 1 WHERE (? IS NULL OR a = ?)", "SELECT 1 WHERE (CAST(%s AS text) IS NULL OR a = %s)"),
+        (
+            "SELECT 1 WHERE (? IS NULL OR a = ?)",
+            "SELECT 1 WHERE (CAST(%s AS text) IS NULL OR a = %s)",
+        ),
         ("BEGIN IMMEDIATE TRANSACTION", "BEGIN TRANSACTION"),
         ("SELECT 'it''s ? [x] LIKE'", "SELECT 'it''s ? [x] LIKE'"),
         (
@@ -62,6 +65,10 @@ def test_each_rewrite(sqlite: str, postgres: str) -> None:
 def test_named_parameters_become_psycopg_names_only_for_a_mapping() -> None:
     assert translate("SELECT :a, x::text", named=True) == "SELECT %(a)s, x::text"
     assert translate("SELECT :a") == "SELECT :a"
+    upsert = "INSERT INTO r (k, w) VALUES (:k, :w) ON CONFLICT (k) DO UPDATE SET w = CASE WHEN :given = 1 THEN excluded.w ELSE w END"
+    assert translate(upsert, named=True).endswith(
+        "SET w = CASE WHEN %(given)s = 1 THEN excluded.w ELSE r.w END"
+    )
 
 
 def test_a_json_list_parameter_becomes_a_typed_array() -> None:

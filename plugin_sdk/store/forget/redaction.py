@@ -250,7 +250,7 @@ def redact(
         if scoped:
             # PostgreSQL runs no Python inside SQL: the project's rows are
             # matched here instead, after the read.
-            where.append(f"(project = ?)" if postgres else f"(project = ? AND {name}({column}))")
+            where.append("(project = ?)" if postgres else f"(project = ? AND {name}({column}))")
             params.append(project or store.project)
         if not where:
             continue
@@ -265,7 +265,9 @@ def redact(
                     continue
             cleaned = _clean_json(value, clean) if is_json else clean(value)
             if cleaned != value:
-                store.db.execute(f"UPDATE {table} SET {column} = ? WHERE {by_key}", [cleaned, rowid])
+                store.db.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE {by_key}", [cleaned, rowid]
+                )
                 counts[table] = counts.get(table, 0) + 1
     return counts
 
