@@ -260,9 +260,13 @@ def redact(
             params,
         ).fetchall()
         for rowid, value in rows:
-            if postgres and scoped and match is not None:
-                if not (match(value) or any(needle in value for needle in needles)):
-                    continue
+            if (
+                postgres
+                and scoped
+                and match is not None
+                and not (match(value) or any(needle in value for needle in needles))
+            ):
+                continue
             cleaned = _clean_json(value, clean) if is_json else clean(value)
             if cleaned != value:
                 store.db.execute(
