@@ -1,7 +1,7 @@
 """Where stored text can be copied, and how a forget takes it out of every copy.
 
 Every TEXT or BLOB column of the schema is in exactly one of three lists,
-and ``tests/test_forget_schema.py`` walks ``sqlite_master`` to fail for a
+and ``tests/store/test_forget_schema.py`` walks ``sqlite_master`` to fail for a
 column in none of them (so a table added later must be placed here):
 
 - :data:`TEXT_COPIES`: plain text that may quote a memory, an observation or
