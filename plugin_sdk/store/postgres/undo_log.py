@@ -37,6 +37,8 @@ rather than dropped (it is dropped only when a table's key changed, once).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.postgres.schema import text
@@ -188,6 +190,20 @@ class PgUndoLog:
                 f"UPDATE {name} SET {assignments} WHERE {_match(table)}",
                 [*differ.values(), *key],
             )
+
+    @contextmanager
+    def deferred_checks(self, names: list[str]) -> Iterator[None]:
+        """Constraints checked when the rows are back, not row by row (inside a transaction).
+
+        ``SET CONSTRAINTS ALL DEFERRED`` reaches only constraints declared
+        ``DEFERRABLE``: the schema's foreign keys must be, for a memory deleted
+        with its vectors (by the cascade, after it) to come back. ``SET
+        CONSTRAINTS ALL IMMEDIATE`` at the end checks what was deferred and
+        raises ``IntegrityError`` for a row that refers to a missing one.
+        """
+        self.db.executescript("SET CONSTRAINTS ALL DEFERRED")
+        yield
+        self.db.executescript("SET CONSTRAINTS ALL IMMEDIATE")
 
     def _copy(self, name: str) -> str:
         return f"memsdk_undo_old_{self._oids[name]}"
