@@ -32,7 +32,9 @@ transaction advisory lock of
 :meth:`~plugin_sdk.store.postgres.connection.Database.atomic`) holds off
 already; a recording runs inside that lock, so the first one waits for no one
 and makes no one wait who would not have waited anyway. After that a
-recording runs no DDL at all. Two other ways were measured on PostgreSQL 15
+recording changes nothing in the catalog but its own temporary tables (the
+log, and one copy table per table it changed), which no one else sees; a
+trigger is made again only when its table's primary key changed. Two other ways were measured on PostgreSQL 15
 and not taken: ``DROP TRIGGER`` before the commit takes ``ACCESS EXCLUSIVE``,
 holding up every reader of every covered table until the commit (and queueing
 them behind any long read); ``ALTER TABLE … ENABLE/DISABLE TRIGGER`` per

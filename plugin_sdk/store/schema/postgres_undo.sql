@@ -2,7 +2,10 @@
 --
 -- Attached as the trigger memsdk_undo (AFTER INSERT OR UPDATE OR DELETE, FOR
 -- EACH ROW) to every table a recording covers, with the table's key columns
--- as its arguments; enabled only inside a recording's transaction. For each
+-- as its arguments, by the first recording that finds it missing; it fires
+-- only WHEN the transaction-local setting memsdk.undo is 'on', which a
+-- recording sets for its duration. Loaded with the schema, or by the first
+-- recording of a store made before this file was part of it. For each
 -- row a statement changes it logs the first change of that key in the
 -- connection's temporary table memsdk_undo_log (seq, tbl, op, key: a JSON
 -- array of the key's values) and, for an update or a delete, copies the row
