@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from plugin_sdk import Store
+from plugin_sdk.errors import UndoRefused
 from plugin_sdk.proposals.undo import RowChange, record, revert, tables
 from plugin_sdk.testing import fresh_plugin_manager
 from tests.test_queue import NOTES, ORCHARD_PACK, table_rows
@@ -134,6 +135,18 @@ def test_undo_brings_back_a_deleted_memory_with_what_the_cascade_took(store, eng
         store.db.execute("DELETE FROM memories WHERE id = ?", [memory_id])
     assert [c.table for c in changes][:2] == ["memories", "memory_vectors"]  # parent first
     with store.atomic():
+        revert(store, kept(changes))
+    assert everything(store) == before
+
+
+def test_undo_is_refused_when_a_later_row_refers_to_a_row_it_would_remove(store):
+    old_id = store.memories.write("Mulberries stain.", NOTES).id
+    with store.atomic(), record(store) as changes:
+        new_id = store.memories.write("Mulberries stain everything.", NOTES).id
+    with store.atomic():
+        store.db.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", [new_id, old_id])
+    before = everything(store)
+    with pytest.raises(UndoRefused, match="refuses the old rows"), store.atomic():
         revert(store, kept(changes))
     assert everything(store) == before
 

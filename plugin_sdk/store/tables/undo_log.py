@@ -168,12 +168,23 @@ class UndoLog:
         not always an order the keys allow (a memory deleted first, its
         vectors by the cascade after: they come back before it). The rows
         of ``names`` are checked at the end; a row that refers to a missing
-        one raises ``IntegrityError`` naming the table.
+        one raises ``IntegrityError`` naming the table, and so do the rows of
+        the tables that refer to them (a row removed that another refers to).
         """
         self.db.execute("PRAGMA defer_foreign_keys = ON")
         try:
             yield
-            for name in names:
+            marks = ", ".join("?" * len(names))
+            referring = [
+                name
+                for (name,) in self.db.execute(
+                    "SELECT DISTINCT m.name FROM main.sqlite_master m, "
+                    "pragma_foreign_key_list(m.name) f "
+                    f"WHERE m.type = 'table' AND f.\"table\" IN ({marks})",
+                    names,
+                )
+            ]
+            for name in sorted({*names, *referring}):
                 bad = self.db.execute(f"PRAGMA main.foreign_key_check({_quote(name)})").fetchone()
                 if bad is not None:
                     raise driver.IntegrityError(
