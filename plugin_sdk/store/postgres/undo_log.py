@@ -162,7 +162,9 @@ class PgUndoLog:
         for seq, name, op, key in self.db.execute(
             f"SELECT seq, tbl, op, key FROM {_LOG} ORDER BY seq"
         ).fetchall():
-            table = by_name[name]
+            table = by_name.get(name)
+            if table is None:  # a trigger left on a table no longer covered
+                continue
             before = None
             if op != "insert":
                 columns = ", ".join(_quote(c) for c in table.columns)
