@@ -25,7 +25,7 @@ from plugin_sdk.testing import (
     pack_document,
     postgres_schema,
 )
-from tests.test_queue import table_rows
+from tests.proposals.test_queue import table_rows
 
 RULES = "ORCHARD_RULES"
 

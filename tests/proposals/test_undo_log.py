@@ -14,7 +14,7 @@ from plugin_sdk import Store
 from plugin_sdk.errors import UndoRefused
 from plugin_sdk.proposals.undo import RowChange, record, revert, tables
 from plugin_sdk.testing import fresh_plugin_manager
-from tests.test_queue import NOTES, ORCHARD_PACK, table_rows
+from tests.proposals.test_queue import NOTES, ORCHARD_PACK, table_rows
 
 BLOB = bytes(range(256)) * 2  # 4 * 128 bytes: every byte value, NUL included
 
