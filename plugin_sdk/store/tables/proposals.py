@@ -17,6 +17,7 @@ from plugin_sdk.store.tables.undo_log import UndoLog
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.postgres.undo_log import PgUndoLog
 
 
 class ProposalRows:
@@ -42,8 +43,12 @@ class ProposalRows:
         }
 
     @cached_property
-    def undo(self) -> UndoLog:
-        """The statements that record and revert what an apply changes."""
+    def undo(self) -> UndoLog | PgUndoLog:
+        """The statements that record and revert what an apply changes (per engine)."""
+        if self.store.engine == "postgresql":
+            from plugin_sdk.store.postgres.undo_log import PgUndoLog
+
+            return PgUndoLog(self.store)
         return UndoLog(self.store)
 
     # proposals
