@@ -120,20 +120,11 @@ def test_undo_brings_back_a_deleted_memory_with_what_the_cascade_took(store, eng
     memory_id = store.memories.write("Medlars are eaten bletted.", NOTES).id
     with store.atomic():
         add_vector(store, memory_id, "m1", BLOB)
-    if (
-        engine == "postgresql"
-        and not store.db.execute(
-            "SELECT bool_and(condeferrable) FROM pg_constraint WHERE contype = 'f'"
-            " AND connamespace = current_schema()::regnamespace"
-        ).fetchone()[0]
-    ):
-        pytest.xfail(
-            "the schema's foreign keys are not DEFERRABLE: SET CONSTRAINTS cannot defer them"
-        )
     before = everything(store)
     with store.atomic(), record(store) as changes:
         store.db.execute("DELETE FROM memories WHERE id = ?", [memory_id])
-    assert [c.table for c in changes][:2] == ["memories", "memory_vectors"]  # parent first
+    tables = [c.table for c in changes]
+    assert tables[0] == "memories" and "memory_vectors" in tables  # the parent first
     with store.atomic():
         revert(store, kept(changes))
     assert everything(store) == before
@@ -158,7 +149,7 @@ def test_on_postgresql_the_triggers_fire_only_inside_the_recording_and_readers_p
 
     schema = store.db.execute("SELECT current_schema()").fetchone()[0]
     memory_id = store.memories.write("Figs like a south wall.", NOTES).id
-    with psycopg.connect(os.environ["MEMSDK_TEST_POSTGRES"], autocommit=True) as other:
+    with psycopg.connect(store.path, autocommit=True) as other:  # the store's own database
         other.execute(f'SET search_path = "{schema}"')
         other.execute("SET lock_timeout = '1s'")
         with store.atomic():
