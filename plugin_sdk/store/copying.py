@@ -298,7 +298,7 @@ def _copied(source: Store, dest: Store, table: str, *, keep_rowid: bool) -> list
     # The implicit rowid keeps the order rows arrived in (the inbox is worked in
     # it); into a store that holds other projects it would collide, so the
     # destination numbers them, in the same order.
-    return [c for c in mine if c.name in theirs or (c.name == "rowid" and keep_rowid)]
+    return [c for c in mine if c.name in theirs and (c.name != "rowid" or keep_rowid)]
 
 
 def _scope(

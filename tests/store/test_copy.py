@@ -1,0 +1,332 @@
+"""``copy_store`` and ``memsdk copy``: a whole store, or one project, moved without loss.
+
+The source is built with the project's own APIs (two projects, composites
+and a frozen reference set, criteria and grid overrides, the entity grid, a
+Retain Job run, a merge, an archive, a retired category, a proposal, a
+dreamer's state, outcomes, a value conflict, a forgotten memory); the copy
+is compared with it table by table, row by row, every stored column. The
+tables the copy leaves to the destination (``DERIVED``) are compared by
+what they do: search finds the same ids, the injector's ranking is the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from plugin_sdk import Store, resolve_pack
+from plugin_sdk.cli import cli
+from plugin_sdk.composites import refsets
+from plugin_sdk.composites.fragment import fragment
+from plugin_sdk.errors import ProjectConflict
+from plugin_sdk.grid import overrides
+from plugin_sdk.packs.documents import validate_pack
+from plugin_sdk.proposals.filing import propose
+from plugin_sdk.retain import value_conflicts
+from plugin_sdk.retain.job import retain
+from plugin_sdk.retain.observations import observe
+from plugin_sdk.store import copying
+from plugin_sdk.store.doctor import doctor
+
+SECRET = "sk-live-Zq7rT9wX2mK4pL8vN3bC"
+QUERIES = ("cache", "queue deploy", "billing", "note about", "garden")
+POSTGRES = "MEMSDK_TEST_POSTGRES"
+
+
+def garden(version: str, **categories: dict[str, Any]) -> Any:
+    document = {
+        "format": 1,
+        "name": "garden",
+        "version": version,
+        "description": "A small pack for tests.",
+        "categories": {
+            name: {"kind": "content", "priority": 10 + i, "criteria": {"definition": name}}
+            for i, name in enumerate(categories)
+        },
+    }
+    return validate_pack(document, source="test")
+
+
+def observations(store: Store, n: int) -> list[str]:
+    names = [f"world:person:p{i}" for i in range(3)]
+    categories = store.category_names()
+    return [
+        json.dumps(
+            {
+                "id": f"o{i}",
+                "source": "test",
+                "timestamp": f"2026-01-01T00:00:{i:02d}Z",
+                "category": categories[i % len(categories)],
+                "actors": [names[i % len(names)]],
+                "topic": f"topic {i % 3}",
+                "sentiment": "neutral",
+                "payload_typed": {
+                    "text": f"note {i} about {names[i % len(names)]} and the queue",
+                    "facts": [
+                        {"subject": names[i % len(names)], "predicate": "owner", "object": f"v{i % 2}"}
+                    ],
+                },
+            }
+        )
+        for i in range(n)
+    ]
+
+
+def build(path: Path) -> None:
+    """A store holding something in every table a person's use fills."""
+    with Store(path, project="p") as store:
+        store.packs.install(resolve_pack("dev"))
+        store.packs.install(garden("1.0.0", GARDEN_LOG={}, OLD_LOG={}))
+        names = store.category_names()
+        ids = [
+            store.memories.write(f"memory {i}: the cache and the queue, part {i}", names[i % 3]).id
+            for i in range(12)
+        ]
+        store.memories.write("The old log of the garden: tomatoes in May.", "OLD_LOG")
+        store.memories.write("The garden's beans came up in June.", "GARDEN_LOG")
+        steps = "Deploy:\n\n1. Build the image.\n\n2. Push it.\n\n3. Restart the billing worker."
+        done = fragment(store, store.memories.write(steps, names[0]).id)
+        refsets.freeze(store, done.composite, note="as it was")
+        store.composites.create("theme", ids[0], [ids[1], ids[2]])
+        store.memories.merge([ids[3]], into=ids[6])
+        store.memories.archive(ids[5])
+        store.memories.outcome(ids[6], True, note="it helped")
+        value_conflicts.record(store, ids[7], ids[8], source="test")
+        store.criteria.set(names[0], "definition", "My own definition.")
+        overrides.set_value(store, "emotions.critical", 3.0, note="louder")
+        assert observe(store, observations(store, 12)).ok
+        retain(store)
+        store.relations.relate("world:person:p0", "world:person:p1", "mentions")
+        propose(
+            store,
+            diff_type="memory_entry",
+            rationale="keep it current",
+            evidence=[ids[9]],
+            diff={"action": "update", "id": ids[9], "content": "memory 9, checked"},
+            source="test",
+        )
+        with store.atomic():  # a dreamer task's place, as a run leaves it
+            store.tables.sessions.dreamer_lease("curate", "p")
+            store.tables.sessions.take_lease("curate", "p", "me", "2026-01-01T00:00Z", store.now())
+            store.tables.sessions.save_cursor("curate", "p", "me", "7", 3, "2026-01-01T00:00Z")
+            store.tables.sessions.release("curate", "p", "me", "failed", "the model was away")
+        store.tables.sessions.record_surface("s1", "p", "abc")
+        secret = store.memories.write(f"The deploy key is {SECRET} until March.", names[1]).id
+        store.memories.forget(secret, reason="a leaked key")
+        store.packs.upgrade(garden("2.0.0", GARDEN_LOG={}), mapping={"OLD_LOG": None})
+    with Store(path, project="q") as other:
+        other.memories.write("Project q keeps its own notes on the cache.", names[0])
+        other.entities.add("world:person:quinn")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("copy") / "source.db"
+    build(path)
+    return path
+
+
+@pytest.fixture
+def source(built: Path, tmp_path: Path) -> Iterator[Store]:
+    path = tmp_path / "source.db"
+    path.write_bytes(built.read_bytes())
+    with Store(path, project="p") as store:
+        yield store
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def dest_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a copy goes: a new SQLite file, or (with MEMSDK_TEST_POSTGRES) an empty PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "dest.db")
+    url = os.environ.get(POSTGRES)
+    if not url:
+        pytest.skip(f"{POSTGRES} is not set (a URL of an empty PostgreSQL database)")
+    try:
+        Store(url, project="p").close()
+    except Exception as error:  # the engine may not take URLs yet
+        pytest.skip(f"Store does not open {url} yet: {error}")
+    return url
+
+
+def tables(store: Store) -> list[str]:
+    """The tables a copy carries row for row."""
+    shadows = copying._shadows(store)
+    return [t for t in copying._tables(store) if t not in copying.DERIVED and t not in shadows]
+
+
+def dump(store: Store, table: str, project: str | None = None) -> list[tuple[Any, ...]]:
+    """Every row of ``table`` (every stored column, the implicit rowid too), sorted."""
+    names = [c.name for c in copying._columns(store, table)]
+    select = ", ".join(f'"{n}"' for n in names)
+    rows = store.db.conn.execute(f'SELECT {select} FROM "{table}"').fetchall()
+    return sorted((tuple(row) for row in rows), key=repr)
+
+
+def dumps(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    return {table: dump(store, table) for table in tables(store)}
+
+
+def found(store: Store, project: str) -> dict[str, list[int]]:
+    with Store(store.path, project=project) as reader:
+        return {q: [hit.memory.id for hit in reader.memories.search(q)] for q in QUERIES}
+
+
+def ranked(store: Store) -> list[tuple[Any, ...]]:
+    return dump(store, "toc_rank")
+
+
+def test_the_source_fills_what_a_copy_must_carry(source: Store) -> None:
+    empty = [table for table, rows in dumps(source).items() if not rows]
+    # what the built store leaves empty on purpose: hooks, transcripts, vectors, settings
+    assert set(empty) <= {
+        "composite_events",
+        "injections",
+        "transcript_imports",
+        "token_counts",
+        "search_settings",
+        "memory_vectors",
+        "vector_changes",
+        "hook_queue",
+        "hook_runs",
+        "hook_notices",
+        "read_records",
+        "observation_retention",
+        "observation_tombstones",
+        "neardup_bands",
+        "conflicts",
+        "compiled_truths",
+        "truth_impacts",
+        "proposal_applications",
+    }, empty
+    (forgotten,) = dump(source, "forgotten")
+    assert SECRET not in repr(dumps(source))  # the source holds no text of it
+    assert forgotten  # and its tombstone
+    retired = source.db.conn.execute(
+        "SELECT count(*) FROM memories WHERE category = 'OLD_LOG' AND status = 'archived'"
+    ).fetchone()[0]
+    assert retired >= 1  # archived memories memory of a category no pack has any more
+
+
+def test_a_round_trip_keeps_every_row_of_every_table(
+    source: Store, dest_url: str, tmp_path: Path
+) -> None:
+    seen: list[tuple[str, int]] = []
+    with Store(dest_url, project="p") as dest:
+        report = copying.copy_store(source, dest, progress=lambda t, n: seen.append((t, n)))
+        assert [t for t, _ in seen] == list(report.rows)
+        assert report.total == sum(n for _, n in seen) > 0
+        assert "memories_fts" in report.skipped and "toc_rank" in report.skipped
+        with Store(tmp_path / "back.db", project="p") as back:
+            copying.copy_store(dest, back)
+            assert dumps(back) == dumps(source)
+            assert ranked(back) == ranked(source)
+            for project in ("p", "q"):
+                assert found(back, project) == found(source, project)
+    assert doctor(tmp_path / "back.db").ok
+    assert SECRET.lower().encode() not in (tmp_path / "back.db").read_bytes().lower()
+
+
+def test_a_copy_is_one_row_for_each_source_row(source: Store, tmp_path: Path) -> None:
+    with Store(tmp_path / "dest.db", project="p") as dest:
+        report = copying.copy_store(source, dest)
+        counts = {table: len(rows) for table, rows in dumps(source).items()}
+        assert report.rows == {table: counts[table] for table in report.rows}
+        assert set(report.rows) == set(counts)
+
+
+def test_one_project_goes_alone_with_what_governs_it(source: Store, tmp_path: Path) -> None:
+    with Store(tmp_path / "q.db", project="q") as dest:
+        copying.copy_store(source, dest, project="q")
+        assert found(dest, "q") == found(source, "q")
+        assert dest.memories.count(project="p") == 0
+        assert [e.name for e in dest.entities.list()] == ["world:person:quinn"]
+        for table in ("packs", "categories", "criteria", "grid_overrides"):
+            assert dump(dest, table) == dump(source, table), table
+        for table in tables(source):
+            names = [c.name for c in copying._columns(source, table)]
+            if "project" in names:
+                mine = [r for r in dump(source, table) if r[names.index("project")] == "q"]
+                assert dump(dest, table) == mine, table
+
+
+def test_a_project_into_a_store_that_holds_another(source: Store, tmp_path: Path) -> None:
+    with Store(tmp_path / "dest.db", project="r") as dest:
+        dest.packs.install(resolve_pack("ops"))
+        dest.criteria.set(dest.category_names()[0], "definition", "Kept by the destination.")
+        dest.memories.write("Project r was here first.", dest.category_names()[0])
+        before = dumps(dest)
+        with pytest.raises(ProjectConflict, match="keeps every id"):
+            copying.copy_store(source, dest, project="p")  # p's first ids are r's there
+        assert dumps(dest) == before
+        report = copying.copy_store(source, dest, project="q")  # q's ids are free there
+        assert found(dest, "q") == found(source, "q")
+        assert dump(dest, "criteria") != dump(source, "criteria")
+        assert report.kept  # its own packs' rows stay as they were
+        r = [row for row in before["criteria"] if "Kept by the destination." in repr(row)]
+        assert r and set(r) <= set(dump(dest, "criteria"))
+
+
+def test_a_destination_that_holds_the_project_is_refused_with_nothing_written(
+    source: Store, tmp_path: Path
+) -> None:
+    with Store(tmp_path / "dest.db", project="p") as dest:
+        dest.packs.install(resolve_pack("ops"))
+        dest.memories.write("Already here.", dest.category_names()[0])
+        before = dumps(dest)
+        with pytest.raises(ProjectConflict, match="not empty: it holds project"):
+            copying.copy_store(source, dest)
+        with pytest.raises(ProjectConflict, match="holds project 'p' already"):
+            copying.copy_store(source, dest, project="p")
+        with pytest.raises(ProjectConflict, match="no project 'nope'"):
+            copying.copy_store(source, dest, project="nope")
+        assert dumps(dest) == before
+
+
+def test_a_failure_mid_copy_leaves_the_destination_empty(
+    source: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = copying._copy_table
+    calls: list[str] = []
+
+    def failing(source: Store, dest: Store, table: str, *args: Any) -> tuple[int, int]:
+        calls.append(table)
+        if len(calls) == 3:
+            raise OSError("disk unplugged")
+        return real(source, dest, table, *args)
+
+    monkeypatch.setattr(copying, "_copy_table", failing)
+    with Store(tmp_path / "dest.db", project="p") as dest:
+        before = dumps(dest)
+        with pytest.raises(OSError, match="unplugged"):
+            copying.copy_store(source, dest)
+        assert dumps(dest) == before
+        assert not dest.db.conn.in_transaction
+        monkeypatch.setattr(copying, "_copy_table", real)
+        copying.copy_store(source, dest)  # and it can be copied into afterwards
+        assert dumps(dest) == dumps(source)
+
+
+def test_cli_copy_prints_each_table_and_the_total(built: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "dest.db"
+    result = CliRunner().invoke(cli, ["copy", str(built), str(dest)])
+    assert result.exit_code == 0, result.output
+    assert "memories: " in result.output and "Copied " in result.output
+    assert "skipped memories_fts:" in result.output
+    again = CliRunner().invoke(cli, ["copy", str(built), str(dest)])
+    assert again.exit_code == 1
+    assert again.output.startswith("Error: ") and "not empty" in again.output
+    missing = CliRunner().invoke(cli, ["copy", str(tmp_path / "nope.db"), str(dest)])
+    assert missing.exit_code == 1 and "no store at" in missing.output
+    assert not (tmp_path / "nope.db").exists()
+    one = CliRunner().invoke(
+        cli, ["copy", str(built), str(tmp_path / "q.db"), "--project", "q", "--json"]
+    )
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.output)["rows"]["memories"] == 1
