@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from plugin_sdk.proposals.filing import propose
 from plugin_sdk.retain import value_conflicts
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
-from plugin_sdk.store import copying
+from plugin_sdk.store import copying, driver
 from plugin_sdk.store.doctor import doctor
 
 SECRET = "sk-live-Zq7rT9wX2mK4pL8vN3bC"
@@ -330,3 +331,21 @@ def test_cli_copy_prints_each_table_and_the_total(built: Path, tmp_path: Path) -
     )
     assert one.exit_code == 0, one.output
     assert json.loads(one.output)["rows"]["memories"] == 1
+
+
+def test_cli_copy_refuses_a_newer_schema_and_leaves_no_new_file(built: Path, tmp_path: Path) -> None:
+    newer = tmp_path / "newer.db"
+    newer.write_bytes(built.read_bytes())
+    with closing(driver.connect(newer)) as conn, conn:
+        conn.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
+            ["plugin_sdk", "m999_from_a_newer_memsdk", "2099-01-01 00:00:00.000000+00:00"],
+        )
+    Store(tmp_path / "a.db", project="p").close()
+    for args in ([str(newer), str(tmp_path / "a.db")], [str(tmp_path / "a.db"), str(newer)]):
+        result = CliRunner().invoke(cli, ["copy", *args])
+        assert result.exit_code == 1
+        assert "migrated by a newer memsdk" in result.output and "m999" in result.output
+    failed = CliRunner().invoke(cli, ["copy", str(built), str(tmp_path / "b.db"), "--project", "x"])
+    assert failed.exit_code == 1 and "no project 'x'" in failed.output
+    assert not (tmp_path / "b.db").exists()  # the file it would have made is gone
