@@ -35,7 +35,7 @@ COMMANDS = {
     "backup": "projects:backup",
     "claude-code": "claude_code:claude_code",
     "composite": "composite:composite",
-    "copy": "copy:copy",
+    "copy": "projects:copy",
     "criteria": "criteria:criteria",
     "datasette-metadata": "projects:datasette_metadata",
     "dream": "dream:dream",

@@ -394,7 +394,7 @@ def _executemany(dest: Store, table: str, sql: str, rows: Sequence[tuple[Any, ..
 
 
 def _without(row: tuple[Any, ...], names: list[str], columns: list[str]) -> tuple[Any, ...]:
-    return tuple(None if name in columns else value for name, value in zip(names, row))
+    return tuple(None if name in columns else value for name, value in zip(names, row, strict=True))
 
 
 @attrs.frozen
@@ -437,11 +437,7 @@ def _refill(source: Store, dest: Store, table: str, memories: set[Any]) -> int:
     ids = [(i,) for i in sorted(memories)]
     _executemany(dest, table, f'DELETE FROM "{table}" WHERE memory_id = ?', ids)
     names = [c.name for c in _columns(source, table)]
-    rows = [
-        row
-        for batch in _read(source, table, names, ("memory_id", memories))
-        for row in batch
-    ]
+    rows = [row for batch in _read(source, table, names, ("memory_id", memories)) for row in batch]
     insert = _insert_sql(table, names, [], upsert=False, keep=False)
     for start in range(0, len(rows), BATCH):
         _executemany(dest, table, insert, rows[start : start + BATCH])
@@ -517,5 +513,3 @@ def _snapshot(store: Store) -> Iterator[None]:
         yield
     finally:
         conn.execute("ROLLBACK")
-
-

@@ -70,7 +70,11 @@ def observations(store: Store, n: int) -> list[str]:
                 "payload_typed": {
                     "text": f"note {i} about {names[i % len(names)]} and the queue",
                     "facts": [
-                        {"subject": names[i % len(names)], "predicate": "owner", "object": f"v{i % 2}"}
+                        {
+                            "subject": names[i % len(names)],
+                            "predicate": "owner",
+                            "object": f"v{i % 2}",
+                        }
                     ],
                 },
             }
@@ -333,7 +337,9 @@ def test_cli_copy_prints_each_table_and_the_total(built: Path, tmp_path: Path) -
     assert json.loads(one.output)["rows"]["memories"] == 1
 
 
-def test_cli_copy_refuses_a_newer_schema_and_leaves_no_new_file(built: Path, tmp_path: Path) -> None:
+def test_cli_copy_refuses_a_newer_schema_and_leaves_no_new_file(
+    built: Path, tmp_path: Path
+) -> None:
     newer = tmp_path / "newer.db"
     newer.write_bytes(built.read_bytes())
     with closing(driver.connect(newer)) as conn, conn:
