@@ -143,10 +143,11 @@ def export(output: str, db: str | None, project: str | None) -> None:
     """Write the project as JSON Lines: memories, composites, the entity grid, what the Retain Job learned.
 
     Criteria overrides, facts and their conflicts, Compiled Truth versions,
-    the observation inbox, memory conflicts, outcome reports and forgotten
-    tombstones travel too; proposals, the dreamer's cursors and session logs
-    do not. `memsdk import FILE` loads it into another store; exporting there
-    again gives the same lines.
+    the observation inbox, memory conflicts, outcome reports, proposals with
+    their history, the dreamer's state and forgotten tombstones travel too;
+    the store's own settings and this machine's session logs do not (memsdk
+    copy carries those). `memsdk import FILE` loads it into another store;
+    exporting there again gives the same lines.
     """
     with open_store(db, project, read=True) as store:
         lines = portable.dump_lines(portable.export_project(store))
