@@ -126,6 +126,8 @@ def copy_store(
         Nothing is written.
     :raises SchemaMismatch: the two stores are not at the same migrations.
     """
+    if source.path == dest.path and source.path != ":memory:":
+        raise ProjectConflict(f"cannot copy store {source.path} into itself")
     if source.schema_version != dest.schema_version:
         raise SchemaMismatch(
             f"cannot copy {source.path} into {dest.path}: their schemas differ "
@@ -144,6 +146,7 @@ def copy_store(
         keys: dict[str, set[Any]] = {}  # table -> the copied rows' ids (for what references them)
         for table in [t for t in tables if t not in REFILLED]:
             written, held = _copy_table(source, dest, table, project, keys, fresh)
+            _ids_taken(dest, table)
             rows[table] = written
             if held:
                 kept[table] = held
@@ -215,8 +218,9 @@ def _projects(store: Store, tables: Iterable[str]) -> set[str]:
     found: set[str] = set()
     for table in tables:
         if "project" in {c.name for c in _columns(store, table)}:
-            cursor = store.db.conn.execute(f'SELECT DISTINCT project FROM "{table}"')
-            found.update(row[0] for row in cursor)
+            found.update(
+                row[0] for row in _select(store, f'SELECT DISTINCT project FROM "{table}"')
+            )
     return found
 
 
@@ -319,12 +323,17 @@ def _scope(
     return None
 
 
-def _scoped_table(source: Store, table: str, keys: dict[str, set[Any]]) -> bool:
+def _scoped_table(
+    source: Store, table: str, keys: dict[str, set[Any]], seen: frozenset[str] = frozenset()
+) -> bool:
     """Whether ``table``'s copied rows are one project's (it, or what it references, has a project)."""
     if "project" in {c.name for c in _columns(source, table)}:
         return True
     return any(
-        t != table and t in keys and _scoped_table(source, t, keys)
+        t not in seen
+        and t != table
+        and t in keys
+        and _scoped_table(source, t, keys, seen | {table})
         for t in _references(source, table).values()
     )
 
@@ -337,13 +346,14 @@ def _read(
     stored = [c.name for c in _columns(source, table)]
     order = next((f'"{n}"' for n in ("rowid", "id") if n in stored), None)
     order = order or ", ".join(f'"{n}"' for n in stored)
-    cursor = source.db.conn.cursor()
     if scoped is not None and scoped[0] == "project":
-        cursor.execute(
-            f'SELECT {select} FROM "{table}" WHERE project = ? ORDER BY {order}', [scoped[1]]
+        cursor = _select(
+            source,
+            f'SELECT {select} FROM "{table}" WHERE project = ? ORDER BY {order}',
+            [scoped[1]],
         )
     else:
-        cursor.execute(f'SELECT {select} FROM "{table}" ORDER BY {order}')
+        cursor = _select(source, f'SELECT {select} FROM "{table}" ORDER BY {order}')
     column = None if scoped is None or scoped[0] == "project" else names.index(scoped[0])
     try:
         while True:
@@ -384,8 +394,10 @@ def _write(dest: Store, table: str, sql: str, rows: Sequence[tuple[Any, ...]]) -
 
 def _executemany(dest: Store, table: str, sql: str, rows: Sequence[tuple[Any, ...]]) -> Any:
     try:
-        return dest.db.conn.executemany(sql, rows)
-    except driver.IntegrityError as error:
+        return dest.db.conn.executemany(_sql(dest, sql), rows)
+    except Exception as error:
+        if not _is_integrity(dest, error):
+            raise
         raise ProjectConflict(
             f"cannot copy table {table} into store {dest.path}: {error}. A copy keeps every "
             "id: copy into a store where they are free (a new one), or move the project with "
@@ -497,6 +509,31 @@ def _foreign_keys(store: Store, table: str) -> list[tuple[str, str]]:
     rows = store.db.conn.execute(f'PRAGMA foreign_key_list("{table}")')
     # foreign_key_list: (id, seq, table, from, to, on_update, on_delete, match)
     return [(row[3], row[2]) for row in rows]
+
+
+def _sql(store: Store, sql: str) -> str:
+    """``sql`` (written with ``?`` marks) as the engine's driver takes it."""
+    return sql
+
+
+def _select(store: Store, sql: str, params: Sequence[Any] = ()) -> Any:
+    """A cursor over the rows of ``sql`` (read with ``fetchmany``, then closed)."""
+    cursor = store.db.conn.cursor()
+    cursor.execute(_sql(store, sql), list(params))
+    return cursor
+
+
+def _is_integrity(store: Store, error: Exception) -> bool:
+    """Whether ``error`` is the engine's refusal of a row (a key taken, a constraint)."""
+    return isinstance(error, driver.IntegrityError)
+
+
+def _ids_taken(store: Store, table: str) -> None:
+    """After rows went in with their own ids: the engine's next id follows them.
+
+    SQLite's next ``INTEGER PRIMARY KEY`` is the largest plus one already; an
+    identity column elsewhere is told here.
+    """
 
 
 @contextmanager

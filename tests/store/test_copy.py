@@ -314,6 +314,8 @@ def test_a_destination_that_holds_the_project_is_refused_with_nothing_written(
             copying.copy_store(source, dest, project="p")
         with pytest.raises(ProjectConflict, match="no project 'nope'"):
             copying.copy_store(source, dest, project="nope")
+        with Store(dest.path, project="p") as same, pytest.raises(ProjectConflict, match="itself"):
+            copying.copy_store(dest, same, project="p")
         assert dumps(dest) == before
 
 
