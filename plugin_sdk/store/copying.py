@@ -277,7 +277,10 @@ def _copy_table(
                 for row in batch
                 if any(row[names.index(c)] is not None for c in selves)
             )
-            batch = [_without(row, names, selves) for row in batch]
+            at = [names.index(c) for c in selves]
+            batch = [
+                _without(row, at) if any(row[i] is not None for i in at) else row for row in batch
+            ]
         rows = [fix.before(row) for row in batch] if fix else batch
         count = _write(dest, table, insert, rows)
         written += len(rows) if count < 0 else count
@@ -405,8 +408,9 @@ def _executemany(dest: Store, table: str, sql: str, rows: Sequence[tuple[Any, ..
         ) from error
 
 
-def _without(row: tuple[Any, ...], names: list[str], columns: list[str]) -> tuple[Any, ...]:
-    return tuple(None if name in columns else value for name, value in zip(names, row, strict=True))
+def _without(row: tuple[Any, ...], at: list[int]) -> tuple[Any, ...]:
+    """``row`` with the columns at ``at`` empty (set once every row is in)."""
+    return tuple(None if i in at else value for i, value in enumerate(row))
 
 
 @attrs.frozen
