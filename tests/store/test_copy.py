@@ -392,6 +392,8 @@ def test_export_carries_every_table_that_is_not_left_out_with_a_reason(
     exported = list(portable.export_project(source, "p"))
     with Store(tmp_path / "imported.db", project="p") as fresh:
         portable.import_project(fresh, portable.dump_lines(exported))
+        again = portable.dump_lines(portable.export_project(fresh, "p"))
+        assert list(again) == list(portable.dump_lines(exported))  # the same lines
         for table in sorted(schema - set(portable.LEFT_OUT)):
             names = [c.name for c in copying._columns(source, table)]
             mine = dump(source, table)
@@ -403,3 +405,24 @@ def test_export_carries_every_table_that_is_not_left_out_with_a_reason(
             if "project" in names:  # a fresh store keeps every id: the same rows
                 plain = [i for i, name in enumerate(names) if name != "rowid"]
                 assert without(dump(fresh, table), plain) == without(mine, plain), table
+
+
+def test_an_import_under_new_ids_renumbers_what_proposals_name(source: Store) -> None:
+    exported = list(portable.dump_lines(portable.export_project(source, "p")))
+    loaded = portable.import_project(source, exported, project="again")  # every id is taken
+    assert loaded["proposal"] == 2 and loaded["proposal_event"] and loaded["dreamer_state"] == 1
+    with Store(source.path, project="again") as again:
+        mine = {m.id for m in again.memories.list(status=None)}
+        proposals = again.tables.proposals.of_project("again")
+        assert proposals
+        for row in proposals:
+            named = {json.loads(row["diff"])["id"], *json.loads(row["evidence"])}
+            assert named <= mine, row
+        events = [e for row in proposals for e in again.tables.proposals.events(row["id"])]
+        assert len(events) == len(
+            [
+                e
+                for row in source.tables.proposals.of_project("p")
+                for e in source.tables.proposals.events(row["id"])
+            ]
+        )
