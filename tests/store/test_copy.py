@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from array import array
 from collections.abc import Iterator
 from contextlib import closing
@@ -182,18 +183,43 @@ def source(built: Path, tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def dest_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Where a copy goes: a new SQLite file, or (with MEMSDK_TEST_POSTGRES) an empty PostgreSQL database."""
+def dest_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a copy goes: a new SQLite file, or (with MEMSDK_TEST_POSTGRES) a new schema of that database.
+
+    The PostgreSQL store is the test's own schema (``search_path`` in the
+    URL's ``options``), dropped after it.
+    """
     if request.param == "sqlite":
-        return str(tmp_path / "dest.db")
+        yield str(tmp_path / "dest.db")
+        return
     url = os.environ.get(POSTGRES)
     if not url:
-        pytest.skip(f"{POSTGRES} is not set (a URL of an empty PostgreSQL database)")
+        pytest.skip(f"{POSTGRES} is not set (the URL of a PostgreSQL database to copy into)")
+    psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    schema = f"memsdk_copy_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            join = "&" if "?" in url else "?"
+            mine = f"{url}{join}options=-csearch_path%3D{schema}"
+            if not _opens_postgres(mine, tmp_path):
+                pytest.skip("Store does not open a PostgreSQL URL yet")
+            yield mine
+        finally:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _opens_postgres(url: str, tmp_path: Path) -> bool:
+    """Whether ``Store(url)`` opens PostgreSQL (an engine without it opens a file of that name)."""
+    here = Path.cwd()
+    os.chdir(tmp_path)  # where such a file would go
     try:
-        Store(url, project="p").close()
-    except Exception as error:  # the engine may not take URLs yet
-        pytest.skip(f"Store does not open {url} yet: {error}")
-    return url
+        with Store(url, project="p") as store:
+            return not isinstance(store.db.conn, driver.Connection)
+    except Exception:
+        return False
+    finally:
+        os.chdir(here)
 
 
 def tables(store: Store) -> list[str]:
