@@ -32,9 +32,14 @@ project is refused with the rest (:class:`ProjectConflict`). ``memsdk
 export`` and ``memsdk import`` renumber instead.
 
 The SQL is plain and written once for both engines (``INSERT ... ON
-CONFLICT``, double-quoted names); what differs per engine is the schema's
-introspection: :func:`_tables`, :func:`_columns`, :func:`_foreign_keys` and
-:func:`_snapshot`.
+CONFLICT``, double-quoted names, ``?`` marks); what differs per engine is
+at the end of this module: the schema's introspection (:func:`_tables`,
+:func:`_columns`, :func:`_foreign_keys`), the read snapshot
+(:func:`_snapshot`), how a statement reaches the driver (:func:`_sql`,
+:func:`_select`), which error is a refused row (:func:`_is_integrity`) and
+what follows rows written with their own ids (:func:`_ids_taken`). The
+rebuilds go through the owners (``tables.search.index_ids``,
+``tables.toc.rank_ids``, ``tables.memories.pause_triggers``).
 """
 
 from __future__ import annotations
