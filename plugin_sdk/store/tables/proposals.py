@@ -10,6 +10,7 @@ the store's clock. What a recording of a memory entry's apply runs is
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,6 +42,22 @@ class ProposalRows:
                 f"DELETE FROM proposal_applications WHERE proposal_id IN ({owned})", [project]
             ).rowcount,
         }
+
+    def export_events(self, project: str) -> Iterator[dict[str, Any]]:
+        """The history of ``project``'s proposals, by id."""
+        return self.db.query(
+            "SELECT e.* FROM proposal_events e JOIN proposals p ON p.id = e.proposal_id "
+            "WHERE p.project = ? ORDER BY e.id",
+            [project],
+        )
+
+    def export_applications(self, project: str) -> Iterator[dict[str, Any]]:
+        """What applying ``project``'s proposals changed (their undo records), by proposal."""
+        return self.db.query(
+            "SELECT a.* FROM proposal_applications a JOIN proposals p ON p.id = a.proposal_id "
+            "WHERE p.project = ? ORDER BY a.proposal_id",
+            [project],
+        )
 
     @cached_property
     def undo(self) -> UndoLog | PgUndoLog:
