@@ -70,6 +70,8 @@ DERIVED: dict[str, str] = {
     "toc_rank": "the injector's ranking: rebuilt from the copied rows (toc_rank_source)",
     "insert_triggers_paused": "empty outside a write_many transaction",
     "_sqlite_migrations": "the destination's own migration record (both are at the same schema)",
+    "_memsdk_migrations": "the destination's own migration record (both are at the same schema)",
+    "search_stats": "PostgreSQL's full-text corpus counts: kept by triggers as the memories arrive",
 }
 
 #: Queues that the destination's triggers fill as rows arrive: copied last,
@@ -474,13 +476,19 @@ def _last(store: Store) -> str:
 
 
 def _is_sqlite(store: Store) -> bool:
-    return not store.path.startswith(("postgresql:", "postgres:"))
+    return store.engine == "sqlite"
 
 
 def _tables(store: Store) -> list[str]:
     """The store's tables (virtual ones and their shadow tables too), in schema order."""
     if not _is_sqlite(store):
-        raise NotImplementedError("copy: the PostgreSQL introspection is not written yet")
+        return [
+            row[0]
+            for row in store.db.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relkind = 'r' ORDER BY c.oid"
+            )
+        ]
     rows = store.db.conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "ORDER BY rowid"
@@ -498,7 +506,18 @@ def _columns(store: Store, table: str) -> list[Column]:
     ``WITHOUT ROWID``) is a column of its own on PostgreSQL, named ``rowid``.
     """
     if not _is_sqlite(store):
-        raise NotImplementedError("copy: the PostgreSQL introspection is not written yet")
+        # Stored columns in order (the rowid counter included; a rowid generated
+        # from the key, and the full-text columns, are generated: left out).
+        keys = dict(
+            store.db.execute(
+                "SELECT a.attname, k.ord FROM pg_index i "
+                "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true "
+                "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+                "WHERE i.indrelid = CAST(? AS regclass) AND i.indisprimary",
+                [f'"{table}"'],
+            ).fetchall()
+        )
+        return [Column(name, int(keys.get(name, 0))) for name in store.db.columns(table)]
     conn = store.db.conn
     info = conn.execute(f'PRAGMA table_xinfo("{table}")').fetchall()
     # table_xinfo: (cid, name, type, notnull, default, pk, hidden); hidden 0 is a plain column.
@@ -514,7 +533,16 @@ def _columns(store: Store, table: str) -> list[Column]:
 def _foreign_keys(store: Store, table: str) -> list[tuple[str, str]]:
     """The table's declared foreign keys: (column, the table it references)."""
     if not _is_sqlite(store):
-        raise NotImplementedError("copy: the PostgreSQL introspection is not written yet")
+        return [
+            (row[0], row[1])
+            for row in store.db.execute(
+                "SELECT a.attname, f.relname FROM pg_constraint o "
+                "JOIN pg_class f ON f.oid = o.confrelid "
+                "JOIN pg_attribute a ON a.attrelid = o.conrelid AND a.attnum = o.conkey[1] "
+                "WHERE o.contype = 'f' AND o.conrelid = CAST(? AS regclass) ORDER BY o.conname",
+                [f'"{table}"'],
+            )
+        ]
     rows = store.db.conn.execute(f'PRAGMA foreign_key_list("{table}")')
     # foreign_key_list: (id, seq, table, from, to, on_update, on_delete, match)
     return [(row[3], row[2]) for row in rows]
@@ -540,21 +568,24 @@ def _is_integrity(store: Store, error: Exception) -> bool:
 def _ids_taken(store: Store, table: str) -> None:
     """After rows went in with their own ids: the engine's next id follows them.
 
-    SQLite's next ``INTEGER PRIMARY KEY`` is the largest plus one already; an
-    identity column elsewhere is told here.
+    SQLite's next ``INTEGER PRIMARY KEY`` is the largest plus one already; on
+    PostgreSQL each identity sequence is moved past the largest id
+    (``memsdk_reset_sequences``, ``schema/postgres.sql``).
     """
+    if not _is_sqlite(store):
+        store.db.execute("SELECT memsdk_reset_sequences()")
 
 
 @contextmanager
 def _snapshot(store: Store) -> Iterator[None]:
     """Every read of the block from one moment of the store (a read transaction)."""
-    if not _is_sqlite(store):
-        raise NotImplementedError("copy: the PostgreSQL snapshot is not written yet")
     conn = store.db.conn
     if conn.in_transaction:
         yield
         return
-    conn.execute("BEGIN DEFERRED")
+    conn.execute(
+        "BEGIN DEFERRED" if _is_sqlite(store) else "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+    )
     try:
         yield
     finally:

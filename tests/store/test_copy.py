@@ -201,7 +201,7 @@ def dest_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         admin.execute(f"CREATE SCHEMA {schema}")
         try:
             join = "&" if "?" in url else "?"
-            mine = f"{url}{join}options=-csearch_path%3D{schema}"
+            mine = f"{url}{join}options=-csearch_path%3D{schema}%2Cpublic"
             if not _opens_postgres(mine, tmp_path):
                 pytest.skip("Store does not open a PostgreSQL URL yet")
             yield mine
