@@ -366,8 +366,7 @@ def _rows(store: Store, rows: Iterable[dict[str, Any]], table: str) -> Iterator[
 
 
 def _stored_columns(store: Store, table: str) -> list[str]:
-    # table_xinfo's hidden: 0 a plain column, 2 and 3 generated ones.
-    return [row[1] for row in store.db.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
+    return store.db.columns(table)  # generated columns left out, on either engine
 
 
 def _parse(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -607,10 +606,7 @@ def _load_proposal_application(
 
 
 def _table_exists(store: Store, table: str) -> bool:
-    found = store.db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
-    ).fetchone()
-    return found is not None
+    return table in store.db.store_tables()
 
 
 def _load_header(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
