@@ -508,7 +508,7 @@ def _columns(store: Store, table: str) -> list[Column]:
     if not _is_sqlite(store):
         # Stored columns in order (the rowid counter included; a rowid generated
         # from the key, and the full-text columns, are generated: left out).
-        keys = dict(
+        place = dict(
             store.db.execute(
                 "SELECT a.attname, k.ord FROM pg_index i "
                 "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true "
@@ -517,7 +517,7 @@ def _columns(store: Store, table: str) -> list[Column]:
                 [f'"{table}"'],
             ).fetchall()
         )
-        return [Column(name, int(keys.get(name, 0))) for name in store.db.columns(table)]
+        return [Column(name, int(place.get(name, 0))) for name in store.db.columns(table)]
     conn = store.db.conn
     info = conn.execute(f'PRAGMA table_xinfo("{table}")').fetchall()
     # table_xinfo: (cid, name, type, notnull, default, pk, hidden); hidden 0 is a plain column.
