@@ -22,7 +22,7 @@ from hypothesis import settings
 from plugin_sdk import Pack, Store, resolve_pack
 
 if TYPE_CHECKING:  # imported by pytest as a plugin below, not here (assertion rewriting)
-    from plugin_sdk.testing import StoreTemplates
+    from plugin_sdk.testing import PostgresTemplates, StoreTemplates
 
 # CI runs the same examples every time (a failure there is reproducible, never
 # a fluke of the draw); locally hypothesis keeps exploring new ones.
@@ -76,19 +76,68 @@ def ops_pack() -> Pack:
     return resolve_pack("ops")
 
 
+#: A PostgreSQL database for the suite (a libpq URL; ``.ci/run`` starts one):
+#: when set, every test that takes its store from ``new_store`` runs on both engines.
+POSTGRES_URL = os.environ.get("MEMSDK_TEST_POSTGRES", "")
+ENGINES = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The engine a test's stores from ``new_store`` run on (both, when PostgreSQL is set).
+
+    ``@pytest.mark.sqlite_only("why")`` keeps a test on SQLite: for what only
+    SQLite has (FTS5's own syntax and tables, the file, its pragmas).
+    """
+    marker = request.node.get_closest_marker("sqlite_only")
+    if request.param == "postgresql" and marker is not None:
+        pytest.skip(f"SQLite only: {marker.args[0] if marker.args else 'engine-specific'}")
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def postgres_templates() -> Iterator[PostgresTemplates | None]:
+    """New PostgreSQL stores as clones of a migrated template database (or None: no server)."""
+    if not POSTGRES_URL:
+        yield None
+        return
+    from plugin_sdk.testing import PostgresTemplates
+
+    templates = PostgresTemplates(POSTGRES_URL)
+    yield templates
+    templates.close()
+
+
 @pytest.fixture
-def new_store(tmp_path: Path, memsdk_templates: StoreTemplates) -> Iterator[Callable[..., Store]]:
+def new_store(
+    tmp_path: Path,
+    memsdk_templates: StoreTemplates,
+    engine: str,
+    postgres_templates: PostgresTemplates | None,
+) -> Iterator[Callable[..., Store]]:
     """``new_store(*packs, name="store.db", project=..., **store_options)`` -> an open store.
 
-    A new file in the test's ``tmp_path`` with ``packs`` installed, copied from
-    a template; project ``test-project`` unless told otherwise. Every store it
-    opened is closed after the test.
+    On SQLite: a new file in the test's ``tmp_path`` with ``packs`` installed,
+    copied from a template. On PostgreSQL: a new database cloned from a
+    migrated template, with ``packs`` installed, dropped after the test. Project
+    ``test-project`` unless told otherwise. Every store it opened is closed
+    after the test.
     """
     opened: list[Store] = []
+    databases: list[str] = []
 
     def open_new(
         *packs: Pack, name: str = "store.db", project: str = PROJECT, **options: Any
     ) -> Store:
+        if engine == "postgresql":
+            assert postgres_templates is not None
+            url = postgres_templates.new()
+            databases.append(url)
+            store = Store(url, project=project, **options)
+            opened.append(store)
+            for pack in packs:
+                store.packs.install(pack)
+            return store
         store = memsdk_templates.open(tmp_path / name, *packs, project=project, **options)
         opened.append(store)
         return store
@@ -96,6 +145,9 @@ def new_store(tmp_path: Path, memsdk_templates: StoreTemplates) -> Iterator[Call
     yield open_new
     for store in opened:
         store.close()
+    for url in databases:
+        assert postgres_templates is not None
+        postgres_templates.drop(url)
 
 
 @pytest.fixture
@@ -200,7 +252,18 @@ def write_pack(tmp_path: Path) -> Callable[..., Path]:
 
 
 def dump_tables(store: Store, tables: tuple[str, ...] = POLICY_TABLES) -> dict[str, list[tuple]]:
-    """Every row of the policy and memory tables, for before/after comparisons."""
+    """Every row of the policy and memory tables, for before/after comparisons.
+
+    Rows in a total order: SQLite's rowid; on PostgreSQL (no rowid where the
+    key is an ``id``), the rows sorted whole.
+    """
+    if store.engine == "postgresql":
+        return {
+            table: sorted(
+                (tuple(row) for row in store.db.execute(f"SELECT * FROM {table}")), key=repr
+            )
+            for table in tables
+        }
     return {
         table: [tuple(row) for row in store.db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
         for table in tables

@@ -54,7 +54,8 @@ def store_options(fn: F) -> F:
         type=click.Path(dir_okay=False),
         envvar="MEMSDK_DB",
         show_envvar=True,
-        help="Store file (default: memory.db under MEMSDK_USER_PATH or the user app dir).",
+        help="Store file, or a PostgreSQL URL postgresql://… (default: memory.db under "
+        "MEMSDK_USER_PATH or the user app dir).",
     )(fn)
     return fn
 
@@ -84,11 +85,16 @@ def open_store(
     not there).
     """
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.postgres import is_url
 
-    path = Path(db).expanduser() if db else default_db_path()
-    if read and not path.exists():
-        raise NoStore(f"no store at {path} (a command that only reads creates none)")
-    store = Store(path, project=project, plugins=plugin_manager())
+    target: str | Path
+    if db and is_url(db):
+        target = db  # a PostgreSQL database: Store connects (and creates the schema once)
+    else:
+        target = Path(db).expanduser() if db else default_db_path()
+        if read and not target.exists():
+            raise NoStore(f"no store at {target} (a command that only reads creates none)")
+    store = Store(target, project=project, plugins=plugin_manager())
     if verbose():
         click.echo(f"memsdk: store {store.path}, project {store.project!r}", err=True)
     if read and not by_id:
@@ -130,7 +136,7 @@ def echo_json(value: Any) -> None:
 
 #: name -> what it sets, one line each.
 ENVIRONMENT = {
-    "MEMSDK_DB": "the store file (--db)",
+    "MEMSDK_DB": "the store file or PostgreSQL URL (--db)",
     "MEMSDK_PROJECT": "the project (--project)",
     "MEMSDK_USER_PATH": "the folder of the default store (memory.db) and token file",
     "MEMSDK_SYNCHRONOUS": "normal (default), full or extra: how durable each commit is",

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
@@ -28,7 +29,7 @@ from sqlite_utils import Database
 
 from plugin_sdk.errors import StoreBusy, StoreError, UnknownCategory
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
-from plugin_sdk.store import driver, fence
+from plugin_sdk.store import driver, fence, postgres
 from plugin_sdk.store.locking import (
     BEGIN_ATTEMPTS,
     BUSY_TIMEOUT_MS,
@@ -120,13 +121,24 @@ class Store:
         self.tokenizer: TokenCounter = (
             tokenizer or self.plugins.hook.token_counter() or default_counter()
         )
-        self.db = _connect(self.path)
+        self.engine = "postgresql" if postgres.is_url(self.path) else "sqlite"
+        if self.engine == "postgresql":
+            self.db = _connect_postgres(self.path)
+            self.path = redacted(self.path)  # what errors and logs print: never the password
+        else:
+            self.db = _connect(self.path)
         try:
-            fence.refuse_newer(self.db, self.path)
-            if self.path != ":memory:":
-                _enable_wal(self.db, self.path)
-            self.db.execute(f"PRAGMA synchronous = {level}")
-            fence.migrate(self.db, self.path)
+            if self.engine == "postgresql":
+                from plugin_sdk.store.postgres import schema as pg_schema
+
+                pg_schema.refuse_newer(self.db, self.path)
+                pg_schema.migrate(self.db, self.path)
+            else:
+                fence.refuse_newer(self.db, self.path)
+                if self.path != ":memory:":
+                    _enable_wal(self.db, self.path)
+                self.db.execute(f"PRAGMA synchronous = {level}")
+                fence.migrate(self.db, self.path)
         except BaseException:
             self.db.close()
             raise
@@ -220,6 +232,10 @@ class Store:
     @property
     def schema_version(self) -> list[str]:
         """Names of the migrations applied to this store, in order."""
+        if self.engine == "postgresql":
+            from plugin_sdk.store.postgres import schema as pg_schema
+
+            return pg_schema.applied(self.db)
         return fence.applied(self.db)
 
     @contextmanager
@@ -357,6 +373,21 @@ class Store:
         return UnknownCategory(
             name, self.category_names(), where=where, renamed_to=self.renamed_to(name)
         )
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for errors, logs and ``store.path``)."""
+    return re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+
+
+def _connect_postgres(url: str) -> Any:
+    """Open a PostgreSQL store's connection (the ``postgres`` extra)."""
+    from plugin_sdk.store.postgres.connection import connect
+
+    try:
+        return connect(url)
+    except driver.OperationalError as error:
+        raise StoreError(f"cannot open store {redacted(url)}: {redacted(str(error))}") from error
 
 
 def _connect(path: str) -> StoreDatabase:

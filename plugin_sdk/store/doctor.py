@@ -39,7 +39,7 @@ from typing import Any
 import attrs
 
 from plugin_sdk.errors import SchemaTooNew, StoreError
-from plugin_sdk.store import driver, fence
+from plugin_sdk.store import driver, fence, postgres
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
 from plugin_sdk.store.tables import sessions
@@ -98,19 +98,36 @@ class DoctorReport:
 def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = None) -> DoctorReport:
     """Check the store at ``path`` (see the module docstring); repair when asked."""
     path = str(path)
-    if path != ":memory:" and not Path(path).expanduser().is_file():
-        raise StoreError(f"no store at {path}")
-    try:
-        db = open_database(path)
-    except driver.DatabaseError as error:
-        raise StoreError(f"cannot open store {path}: {error}") from error
+    checks: tuple[str, ...] = CHECKS
+    run = _RUN
+    db: Any
+    if postgres.is_url(path):
+        from plugin_sdk.store.connection import redacted
+        from plugin_sdk.store.postgres.connection import connect
+
+        try:
+            db = connect(path)
+        except driver.DatabaseError as error:
+            raise StoreError(
+                f"cannot open store {redacted(path)}: {redacted(str(error))}"
+            ) from error
+        path = redacted(path)
+        checks = tuple(check for check in CHECKS if check not in _SQLITE_ONLY)
+        run = {**_RUN, "schema": _schema_postgres, "references": _references_postgres}
+    else:
+        if path != ":memory:" and not Path(path).expanduser().is_file():
+            raise StoreError(f"no store at {path}")
+        try:
+            db = open_database(path)
+        except driver.DatabaseError as error:
+            raise StoreError(f"cannot open store {path}: {error}") from error
     report = DoctorReport(path)
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     try:
-        for check in CHECKS:
+        for check in checks:
             report.checks.append(check)
             try:
-                _RUN[check](db, report, repair, moment)
+                run[check](db, report, repair, moment)
             except driver.DatabaseError as error:
                 report.add(check, "error", f"the check could not run: {error}")
                 if check in ("integrity", "schema"):
@@ -118,6 +135,53 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
     finally:
         db.close()
     return report
+
+
+#: Checks of SQLite's file: PostgreSQL keeps its pages, foreign keys and (a
+#: generated column) its full-text index itself.
+_SQLITE_ONLY = ("integrity", "fts")
+
+
+def _schema_postgres(db: Any, report: DoctorReport, repair: bool, now: datetime) -> None:
+    from plugin_sdk.store.postgres import schema as pg_schema
+
+    try:
+        pg_schema.refuse_newer(db, report.path)
+    except SchemaTooNew as error:
+        report.add("schema", "error", str(error))
+        return
+    pending = pg_schema.pending(db)
+    if pending and pg_schema.applied(db):
+        report.add(
+            "schema",
+            "warning",
+            f"migrations pending: {', '.join(pending)} (opening the store applies them)",
+        )
+    for finding in pg_schema.differences(db):
+        report.add("schema", "error", f"{finding} (restore from a backup: pg_dump/pg_restore)")
+
+
+def _references_postgres(db: Any, report: DoctorReport, repair: bool, now: datetime) -> None:
+    """Foreign keys PostgreSQL enforces; the ``memory_id`` columns without one are checked here."""
+    if not db["memories"].exists():
+        return
+    declared = {
+        (table, column)
+        for table, column in db.execute(
+            "SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc "
+            "JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name "
+            "AND kcu.table_schema = tc.table_schema WHERE tc.constraint_type = 'FOREIGN KEY' "
+            "AND tc.table_schema = current_schema()"
+        )
+    }
+    for table in db.table_names():
+        if "memory_id" in db.columns(table) and (table, "memory_id") not in declared:
+            (count,) = db.execute(
+                f'SELECT count(*) FROM "{table}" WHERE memory_id IS NOT NULL '
+                "AND memory_id NOT IN (SELECT id FROM memories)"
+            ).fetchone()
+            if count:
+                report.add("references", "error", f"{count} rows of {table} name missing memories")
 
 
 def _integrity(db: StoreDatabase, report: DoctorReport, repair: bool, now: datetime) -> None:

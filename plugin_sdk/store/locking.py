@@ -91,6 +91,29 @@ class StoreDatabase(Database):
     Nested blocks are savepoints, exactly as in sqlite-utils.
     """
 
+    engine = "sqlite"
+
+    def columns(self, table: str) -> list[str]:
+        """The column names of ``table``, in order (generated columns left out)."""
+        return [row[1] for row in self.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
+
+    def store_tables(self) -> list[str]:
+        """The store's own tables, by name: not SQLite's, not virtual ones or their shadows."""
+        rows = self.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
+        return sorted(
+            name
+            for name, _sql in rows
+            if name not in virtual and not any(name.startswith(f"{v}_") for v in virtual)
+        )
+
+    def foreign_keys(self, table: str) -> list[tuple[str, str]]:
+        """``(column, referenced table)`` of each foreign key of ``table``."""
+        return [(row[3], row[2]) for row in self.execute(f"PRAGMA foreign_key_list([{table}])")]
+
+
     @contextmanager
     def atomic(self, *, attempts: int = BEGIN_ATTEMPTS) -> Iterator[Database]:
         if self.conn.in_transaction:

@@ -8,6 +8,7 @@ the last one: :func:`change_marks`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -20,7 +21,11 @@ if TYPE_CHECKING:
 def at_least(db: StoreDatabase, *, cache_kib: int, checkpoint_pages: int) -> Iterator[None]:
     """Within the block, a page cache of ``cache_kib`` KiB and a WAL checkpoint every
     ``checkpoint_pages`` pages at least (values already higher, or checkpoints that are
-    off, are left); the connection's own values again after."""
+    off, are left); the connection's own values again after. SQLite's settings: on
+    PostgreSQL the server keeps its own cache and log, and nothing changes."""
+    if getattr(db, "engine", "sqlite") != "sqlite":
+        yield
+        return
     conn = db.conn
     (cache,) = conn.execute("PRAGMA cache_size").fetchone()
     (checkpoint,) = conn.execute("PRAGMA wal_autocheckpoint").fetchone()
@@ -39,7 +44,11 @@ def at_least(db: StoreDatabase, *, cache_kib: int, checkpoint_pages: int) -> Ite
 
 def change_marks(db: StoreDatabase) -> tuple[int, int]:
     """``(PRAGMA data_version, total_changes)``: the first moves when another connection
-    commits, the second when anything on this one writes."""
+    commits, the second when anything on this one writes. PostgreSQL has no cheap
+    counter of others' commits: marks that never repeat, so a batch never keeps the
+    previous one's caches on trust there."""
+    if getattr(db, "engine", "sqlite") != "sqlite":
+        return time.monotonic_ns(), id(db)
     conn = db.conn
     (version,) = conn.execute("PRAGMA data_version").fetchone()
     return int(version), conn.total_changes

@@ -277,6 +277,7 @@ def test_queries_without_words_find_nothing_and_do_not_raise(store, query):
     assert store.memories.search(query) == []
 
 
+@pytest.mark.sqlite_only("FTS5's query syntax; PostgreSQL's raw queries are websearch_to_tsquery's")
 def test_raw_queries_pass_fts_syntax_through(store):
     a = store.memories.write("Kafka retention is seven days.", "CONFIG_VALUES")
     b = store.memories.write("Loki keeps thirty days of logs.", "RESEARCH")
@@ -287,6 +288,7 @@ def test_raw_queries_pass_fts_syntax_through(store):
     assert ids(store.memories.search("kaf*", raw=True)) == [a.id]
 
 
+@pytest.mark.sqlite_only("FTS5 refuses malformed syntax; websearch_to_tsquery reads any text")
 def test_bad_raw_query_raises_invalid_memory(store):
     # A row to match against: a newer SQLite's planner may skip the MATCH on an empty project.
     store.memories.write("Postgres primary is pg-prod-01.", "ENV_STATE")

@@ -182,7 +182,7 @@ def _merge_word_index(store: Store) -> None:
 
 def _checkpoint(store: Store) -> None:
     """Copy the log into the file and empty it (best effort: a reader may hold it)."""
-    if not store.db.conn.in_transaction:
+    if store.engine == "sqlite" and not store.db.conn.in_transaction:
         store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
@@ -235,6 +235,12 @@ def vacuum(store: Store) -> None:
     """Leave no freed page holding old text: checkpoint, optimize the index, ``VACUUM``."""
     if store.db.conn.in_transaction:
         raise MemsdkError("vacuum cannot run inside a transaction")
+    if store.engine == "postgresql":
+        # VACUUM FULL rewrites each table and index into new files: no old
+        # row version of a forgotten text stays in them (docs/postgres.md).
+        for table in store.db.table_names():
+            store.db.execute(f'VACUUM FULL "{table}"')
+        return
     with _secure_delete(store):
         with store.atomic():  # merges the index's segments, dropping deleted entries
             _merge_word_index(store)
@@ -248,7 +254,15 @@ def _secure_delete(store: Store) -> Iterator[None]:
 
     The block's commit is also made durable (``synchronous = FULL``) whatever
     the store's setting: a forget must not come undone with a power loss.
+    On PostgreSQL: ``synchronous_commit = on`` for the block.
     """
+    if store.engine == "postgresql":
+        store.db.execute("SET synchronous_commit = on")
+        try:
+            yield
+        finally:
+            store.db.execute("RESET synchronous_commit")
+        return
     before = int(store.db.execute("PRAGMA secure_delete").fetchone()[0])
     synchronous = int(store.db.execute("PRAGMA synchronous").fetchone()[0])
     store.db.execute("PRAGMA secure_delete = 1")

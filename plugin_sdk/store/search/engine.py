@@ -28,26 +28,21 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from plugin_sdk.errors import InvalidMemory
 from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
 from plugin_sdk.store.search.ranking import Found, convex, found, fuse, rank, settings
 from plugin_sdk.store.search.when import TimeRange, time_range
+from plugin_sdk.store.tables.search import fulltext
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
-BM25 = "bm25(memories_fts, 1.0, 0.0)"  # the scope column carries no relevance
-
-
-def scope_match(project: str) -> str:
-    """The FTS5 condition for memories readable from ``project`` (the cross-project rule)."""
-    token = "p" + project.encode("utf-8").hex().upper()
-    return f'fts_scope : ("{token}" OR "shared")'
+_T = TypeVar("_T")
 
 
 def stopwords(store: Store, language: str) -> frozenset[str]:
@@ -65,16 +60,8 @@ def stopwords(store: Store, language: str) -> frozenset[str]:
 
 
 def indexed_rows(store: Store) -> int:
-    """Rows in the full-text index, read from FTS5's own record (no scan)."""
-    row = store.db.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0
-    value = 0
-    for byte in row[0][:9]:  # an SQLite varint: 7 bits a byte, high bit continues
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            break
-    return value
+    """Rows in the full-text index (live memories), without a scan."""
+    return fulltext(store).rows()
 
 
 def find(
@@ -88,17 +75,16 @@ def find(
 ) -> list[Found]:
     """The ranked matches of ``text`` among ``project``'s readable live memories."""
     conf = settings(store)
-    scope = scope_match(project)
     cap = max(int(conf["candidates"]), limit)
     parsed = q.parse(text, stopwords(store, str(conf["language"])))
     span = time_range(text, store.clock())
     if raw:
-        hits = _raw(store, text, scope, cap)
+        hits = _raw(store, text, project, cap)
     else:
         words = [w for w in parsed.words if not (span and w in span.words)]
         named = q.names(text)
         hits = _lexical(
-            store, words, parsed.phrases, scope, cap, conf, keep=max(2 * limit, 40), named=named
+            store, words, parsed.phrases, project, cap, conf, keep=max(2 * limit, 40), named=named
         )
         if not hits and span is not None:
             hits = _in_span(store, project, span, cap)
@@ -113,7 +99,7 @@ def _lexical(
     store: Store,
     words: list[str],
     phrases: Iterable[tuple[str, str]],
-    scope: str,
+    project: str,
     cap: int,
     conf: dict[str, Any],
     *,
@@ -122,19 +108,20 @@ def _lexical(
 ) -> dict[int, Found]:
     if not words:
         return {}
-    total = indexed_rows(store)
+    index = fulltext(store)
+    total = index.rows()
     cutoff = max(int(conf["common_min"]), int(total * float(conf["common_share"])))
-    rare = [w for w in words if not _more_than(store, w, cutoff)]
+    rare = [w for w in words if not _guard(index.more_than, w, cutoff)]
     if not rare:
-        return _recent(store, words, scope, cap)
+        return _recent(store, words, project, cap)
     # The project, inside the MATCH: which rows holding a rare word this
     # project may read. No bm25 here (FTS5's bm25 would count every row of
     # the scope token); each word's bm25 comes from its own, bounded, lookup.
-    readable = {row[0] for row in _execute(store, _SELECT_IDS, [f"{q.any_of(rare)} AND {scope}"])}
+    readable = _guard(index.readable, rare, project)
     terms: dict[int, dict[str, float]] = {}
     weight = {w: idf(total, cutoff + 1) for w in words}  # common words: at least cutoff + 1 rows
     for word in rare:
-        every = _scored(store, f"content : {q.term(word)}")
+        every = _guard(index.scored, word)
         weight[word] = idf(total, len(every))
         rows = [r for r in every if r[0] in readable]
         rows.sort(key=lambda r: (-r[1], r[0]))
@@ -143,7 +130,7 @@ def _lexical(
     phrased: dict[int, float] = {}
     for pair in phrases:
         if pair[0] in rare and pair[1] in rare:
-            for memory_id, score in _scored(store, q.phrase(pair)):
+            for memory_id, score in _guard(index.scored_phrase, pair):
                 if memory_id in terms:
                     phrased[memory_id] = phrased.get(memory_id, 0.0) + score
     lexical = fuse(terms, phrased, len(rare), conf)
@@ -168,21 +155,15 @@ def idf(total: int, held: int) -> float:
     return math.log(1.0 + (total - held + 0.5) / (held + 0.5))
 
 
-_SELECT_IDS = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
-
-
-def _recent(store: Store, words: list[str], scope: str, cap: int) -> dict[int, Found]:
+def _recent(store: Store, words: list[str], project: str, cap: int) -> dict[int, Found]:
     """Every word is common: the most recent memories holding any, by how many they hold."""
-    rows = _execute(
-        store, f"{_SELECT_IDS} ORDER BY rowid DESC LIMIT ?", [f"{q.any_of(words)} AND {scope}", cap]
-    )
-    hits = {row[0]: Found(row[0]) for row in rows}
+    index = fulltext(store)
+    hits = {memory_id: Found(memory_id) for memory_id in _guard(index.recent, words, project, cap)}
     if not hits:
         return hits
     oldest = min(hits)
     for word in words:
-        sql = f"{_SELECT_IDS} AND rowid >= ?"
-        for (memory_id,) in _execute(store, sql, [f"content : {q.term(word)} AND {scope}", oldest]):
+        for memory_id in _guard(index.holding, word, project, oldest):
             if memory_id in hits:
                 hits[memory_id].terms[word] = 1.0
     for hit in hits.values():
@@ -192,33 +173,20 @@ def _recent(store: Store, words: list[str], scope: str, cap: int) -> dict[int, F
     return hits
 
 
-def _execute(store: Store, sql: str, params: list[Any]) -> list[Any]:
+def _guard(read: Callable[..., _T], *args: Any) -> _T:
+    """A read of the index; a query the index refuses is the caller's bad query."""
     try:
-        return store.db.execute(sql, params).fetchall()
+        return read(*args)
     except driver.OperationalError as error:
         raise InvalidMemory(f"bad search query: {error}") from error
 
 
-def _more_than(store: Store, word: str, cutoff: int) -> bool:
-    sql = "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)"
-    (count,) = _execute(store, sql, [f"content : {q.term(word)}", cutoff + 1])[0]
-    return bool(count > cutoff)
-
-
-def _scored(store: Store, match: str) -> list[tuple[int, float]]:
-    """Every row matching ``match`` with its bm25 score (callers keep this bounded)."""
-    sql = f"SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?"
-    return [(row[0], row[1]) for row in _execute(store, sql, [match])]
-
-
-def _raw(store: Store, text: str, scope: str, cap: int) -> dict[int, Found]:
-    """Expert FTS5 syntax, passed through (within the project); bm25 alone as lexical score."""
+def _raw(store: Store, text: str, project: str, cap: int) -> dict[int, Found]:
+    """Expert syntax of the engine's index, passed through (within the project); its score alone."""
     expression = q.clean(text)
     if not expression.replace('"', "").strip():
         return {}
-    sql = f"""SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?
-              ORDER BY rank, rowid LIMIT ?"""
-    rows = _execute(store, sql, [f"({expression}) AND {scope}", cap])
+    rows = _guard(fulltext(store).raw, expression, project, cap)
     return {
         memory_id: Found(memory_id, lexical=max(score, 1e-9), evidence=1.0)
         for memory_id, score in rows

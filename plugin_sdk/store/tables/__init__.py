@@ -142,6 +142,10 @@ class Tables:
     @cached_property
     def vectors(self) -> VectorRows:
         """memory_vectors, vector_state, vector_changes."""
+        if self._store.engine == "postgresql":
+            from plugin_sdk.store.postgres.vectors import PgVectorRows
+
+            return PgVectorRows(self._store)
         from plugin_sdk.store.tables.vectors import VectorRows
 
         return VectorRows(self._store)

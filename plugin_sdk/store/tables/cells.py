@@ -29,7 +29,7 @@ INSERT = """INSERT INTO memory_cells (memory_id, memory_type, referent, act, sig
 BATCH_END = """SELECT max(memory_id) FROM (SELECT c.memory_id FROM memory_cells c
                JOIN memories m ON m.id = c.memory_id
                WHERE +m.project = ? AND c.memory_id > ? ORDER BY c.memory_id LIMIT ?)"""
-CONSOLIDATE = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned THEN {INFINITY} ELSE
+CONSOLIDATE = f"""UPDATE memory_cells AS c SET strength = CASE WHEN m.pinned = 1 THEN {INFINITY} ELSE
         pow(0.5, max(0.0, julianday(:stamp) - julianday(m.last_seen_at)) / coalesce(c.half_life_days, g.half_life_days))
         * (1 + 0.1 * log2(m.retrieval_count + 1)) * g.emotional_multiplier END,
         strength_at = :stamp

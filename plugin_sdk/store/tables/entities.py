@@ -29,7 +29,7 @@ COLUMNS = (
 INFINITY = "9e999"  # SQLite reads this literal as +inf
 
 # Strength by the formula of ``grid/strength.py`` (a property test checks they agree).
-STRENGTH = f"""CASE WHEN e.pinned THEN {INFINITY} ELSE
+STRENGTH = f"""CASE WHEN e.pinned = 1 THEN {INFINITY} ELSE
     e.base_strength
     * pow(0.5, max(0.0, julianday(:stamp) - julianday(e.last_seen_at))
                / (e.half_life_days * (1 + 0.5 * ((e.positive_outcomes - e.negative_outcomes) * 1.0

@@ -34,8 +34,9 @@ _INSERT = f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * 19)})"
 
 # What a repeat of a key does to its row: the upsert's ``DO UPDATE`` and the batch's fold.
 _REPEAT = (
-    "seen_count = seen_count + {added}, last_seen_at = {seen}, "
-    "occurred_at = coalesce(occurred_at, {occurred})"
+    # Qualified: in an upsert PostgreSQL reads a bare name as ambiguous (row or excluded).
+    "seen_count = memories.seen_count + {added}, last_seen_at = {seen}, "
+    "occurred_at = coalesce(memories.occurred_at, {occurred})"
 )
 _UPSERT = (
     _INSERT

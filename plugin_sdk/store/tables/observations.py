@@ -293,10 +293,12 @@ class ObservationRows:
         ).fetchone()
         if not dry_run:
             self.db.conn.execute(
-                """INSERT OR REPLACE INTO observation_tombstones
+                """INSERT INTO observation_tombstones
                        (project, id, content_hash, received_at, pruned_at)
                    SELECT project, id, content_hash, received_at, ? FROM observations
-                   WHERE project = ? AND id IN (SELECT id FROM temp.prune_ids)""",
+                   WHERE project = ? AND id IN (SELECT id FROM temp.prune_ids)
+                   ON CONFLICT (project, id) DO UPDATE SET content_hash = excluded.content_hash,
+                       received_at = excluded.received_at, pruned_at = excluded.pruned_at""",
                 [now, project],
             )
             self.db.conn.execute(

@@ -14,14 +14,112 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from plugin_sdk.store.search import query as q
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from plugin_sdk.store.connection import Store
 
+#: FTS5's bm25 with the scope column weighted 0: it carries no relevance.
+BM25 = "bm25(memories_fts, 1.0, 0.0)"
+_SELECT_IDS = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
+
+
+def fulltext(store: Store) -> Any:
+    """The store's full-text index reads: FTS5 on SQLite, ``tsvector`` on PostgreSQL."""
+    index = store.__dict__.get("_fulltext")
+    if index is None:
+        if store.engine == "postgresql":
+            from plugin_sdk.store.postgres.search import TsIndex
+
+            index = TsIndex(store)
+        else:
+            index = Fts5Index(store)
+        store.__dict__["_fulltext"] = index
+    return index
+
+
+def scope_match(project: str) -> str:
+    """The FTS5 condition for memories readable from ``project`` (the cross-project rule)."""
+    token = "p" + project.encode("utf-8").hex().upper()
+    return f'fts_scope : ("{token}" OR "shared")'
+
+
+class Fts5Index:
+    """What search reads from the FTS5 index: words in, memory ids (and bm25) out.
+
+    Each method takes plain words (tokens of :mod:`~plugin_sdk.store.search.query`);
+    the FTS5 expressions are built here, every word a quoted string. The
+    PostgreSQL engine's :class:`~plugin_sdk.store.postgres.search.TsIndex`
+    answers the same calls.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.db = store.db
+
+    def rows(self) -> int:
+        """Rows in the index, read from FTS5's own record (no scan)."""
+        row = self.db.execute("SELECT block FROM memories_fts_data WHERE id = 1").fetchone()
+        if row is None or not row[0]:
+            return 0
+        value = 0
+        for byte in row[0][:9]:  # an SQLite varint: 7 bits a byte, high bit continues
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        return value
+
+    def more_than(self, word: str, cutoff: int) -> bool:
+        """Whether more than ``cutoff`` indexed memories hold ``word`` (counting stops there)."""
+        sql = f"SELECT count(*) FROM ({_SELECT_IDS} LIMIT ?)"
+        (count,) = self.db.execute(sql, [f"content : {q.term(word)}", cutoff + 1]).fetchone()
+        return bool(count > cutoff)
+
+    def scored(self, word: str) -> list[tuple[int, float]]:
+        """Every memory holding ``word`` with its bm25 (callers keep this bounded)."""
+        return self._scored(f"content : {q.term(word)}")
+
+    def scored_phrase(self, pair: tuple[str, str]) -> list[tuple[int, float]]:
+        """Every memory holding the two words as a phrase, with its bm25."""
+        return self._scored(q.phrase(pair))
+
+    def _scored(self, match: str) -> list[tuple[int, float]]:
+        sql = f"SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?"
+        return [(row[0], row[1]) for row in self.db.execute(sql, [match])]
+
+    def readable(self, words: list[str], project: str) -> set[int]:
+        """Memories holding any of ``words`` that ``project`` may read."""
+        match = f"{q.any_of(words)} AND {scope_match(project)}"
+        return {row[0] for row in self.db.execute(_SELECT_IDS, [match])}
+
+    def recent(self, words: list[str], project: str, cap: int) -> list[int]:
+        """The ``cap`` newest readable memories holding any of ``words``, newest first."""
+        sql = f"{_SELECT_IDS} ORDER BY rowid DESC LIMIT ?"
+        match = f"{q.any_of(words)} AND {scope_match(project)}"
+        return [row[0] for row in self.db.execute(sql, [match, cap])]
+
+    def holding(self, word: str, project: str, oldest: int) -> list[int]:
+        """Readable memories from id ``oldest`` on holding ``word``."""
+        sql = f"{_SELECT_IDS} AND rowid >= ?"
+        match = f"content : {q.term(word)} AND {scope_match(project)}"
+        return [row[0] for row in self.db.execute(sql, [match, oldest])]
+
+    def raw(self, expression: str, project: str, cap: int) -> list[tuple[int, float]]:
+        """FTS5 syntax as given, within what ``project`` may read; best first."""
+        sql = f"""SELECT rowid, -{BM25} FROM memories_fts WHERE memories_fts MATCH ?
+                  ORDER BY rank, rowid LIMIT ?"""
+        match = f"({expression}) AND {scope_match(project)}"
+        return [(row[0], row[1]) for row in self.db.execute(sql, [match, cap])]
+
 
 def check_index(db: Database) -> None:
-    """FTS5's own structural check of the index (raises the driver's error when it fails)."""
+    """FTS5's own structural check of the index (raises the driver's error when it fails).
+
+    On PostgreSQL the index is a generated column: there is nothing to check.
+    """
+    if _postgres(db):
+        return
     db.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 0)")
 
 
@@ -35,6 +133,8 @@ def index_check(db: Database) -> dict[str, list[int]]:
     (FTS5's ``integrity-check`` against the content table does not apply: the
     index holds only some of the table's rows, by design.)
     """
+    if _postgres(db):  # a generated column of every row: complete by construction
+        return {"missing": [], "extra": []}
     indexed = {row[0] for row in db.execute("SELECT id FROM memories_fts_docsize")}
     live = {row[0] for row in db.execute("SELECT id FROM memories WHERE status = 'active'")}
     return {"missing": sorted(live - indexed), "extra": sorted(indexed - live)}
@@ -43,13 +143,20 @@ def index_check(db: Database) -> dict[str, list[int]]:
 def rebuild_index(db: Database) -> None:
     """Rebuild the full-text index from the live memories (call inside a transaction).
 
-    Not FTS5's ``rebuild``, which would index every row of the table.
+    Not FTS5's ``rebuild``, which would index every row of the table. On
+    PostgreSQL the index is a generated column, always complete.
     """
+    if _postgres(db):
+        return
     db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
     db.execute(
         """INSERT INTO memories_fts (rowid, content, fts_scope)
            SELECT id, content, fts_scope FROM memories WHERE status = 'active' ORDER BY id"""
     )
+
+
+def _postgres(db: Any) -> bool:
+    return getattr(db, "engine", "sqlite") == "postgresql"
 
 
 class SearchRows:
@@ -63,6 +170,8 @@ class SearchRows:
 
     def index_range(self, first: int, last: int) -> None:
         """Index the live memories with ids from ``first`` to ``last`` (the paused insert trigger's work)."""
+        if _postgres(self.db):
+            return  # a generated column: indexed as it is written
         self.db.conn.execute(
             """INSERT INTO memories_fts (rowid, content, fts_scope)
                SELECT id, content, fts_scope FROM memories
@@ -72,6 +181,8 @@ class SearchRows:
 
     def index_ids(self, ids_json: str) -> None:
         """Index the live memories of these ids (a JSON list, each id once)."""
+        if _postgres(self.db):
+            return  # a generated column: indexed as it is written
         self.db.conn.execute(
             """INSERT INTO memories_fts (rowid, content, fts_scope)
                SELECT id, content, fts_scope FROM memories
@@ -81,6 +192,8 @@ class SearchRows:
 
     def optimize(self) -> None:
         """Merge the index's segments (deleted entries leave the file with them)."""
+        if _postgres(self.db):
+            return  # a generated column: indexed as it is written
         self.db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
 
     def rebuild(self) -> None:
@@ -126,11 +239,17 @@ class SearchRows:
 
     def keep_token_counts(self, rows: Iterable[tuple[str, str, int, str]], cap: int) -> None:
         """Record ``(hash, tokenizer, count, now)`` rows, then keep only the ``cap`` newest."""
-        self.db.conn.executemany(
-            "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
-            "VALUES (?, ?, ?, ?)",
-            rows,
+        # A count recorded again moves to the newest rowid (SQLite's REPLACE
+        # deletes and inserts; PostgreSQL's upsert draws the rowid anew).
+        upsert = (
+            "INSERT INTO token_counts (text_hash, tokenizer, tokens, used_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (text_hash, tokenizer) DO UPDATE SET tokens = excluded.tokens, "
+            "used_at = excluded.used_at, rowid = nextval(pg_get_serial_sequence('token_counts', 'rowid'))"
+            if _postgres(self.db)
+            else "INSERT OR REPLACE INTO token_counts (text_hash, tokenizer, tokens, used_at) "
+            "VALUES (?, ?, ?, ?)"
         )
+        self.db.conn.executemany(upsert, rows)
         # Rows are added in rowid order: the oldest recorded go first.
         self.db.execute(
             "DELETE FROM token_counts WHERE rowid <= (SELECT max(rowid) FROM token_counts) - ?",

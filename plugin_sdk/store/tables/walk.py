@@ -7,7 +7,8 @@ part without a change there. Reached as ``store.tables.walk``.
 
 Table and column names are never taken on trust: each is checked against the
 store's own schema (``sqlite_master`` and ``PRAGMA table_xinfo``, read again
-whenever ``PRAGMA schema_version`` moves) before it is written into a
+whenever ``PRAGMA schema_version`` moves; on PostgreSQL the catalog, read
+each time) before it is written into a
 statement, and an unknown one is a :class:`StoreError` naming it. Values are
 always bound parameters. A filter is a mapping of column to value, all equal.
 """
@@ -36,6 +37,8 @@ class TableWalk:
     # The schema
 
     def _schema(self) -> dict[str, bool]:
+        if self.store.engine == "postgresql":
+            return dict.fromkeys(self.db.table_names(), False)
         (version,) = self.db.execute("PRAGMA schema_version").fetchone()
         if version != self._version:
             self._tables = {
@@ -66,12 +69,10 @@ class TableWalk:
     def columns(self, table: str) -> list[str]:
         """The stored columns of ``table`` in order (generated ones left out)."""
         quoted = self._table(table)
+        del quoted  # checked
         found = self._columns.get(table)
         if found is None:
-            # table_xinfo's hidden: 0 a plain column, 2 and 3 generated ones.
-            found = [
-                row[1] for row in self.db.execute(f"PRAGMA table_xinfo({quoted})") if row[6] == 0
-            ]
+            found = self.db.columns(table)  # generated columns left out, on either engine
             self._columns[table] = found
         return found
 
@@ -88,8 +89,8 @@ class TableWalk:
 
     def foreign_keys(self, table: str) -> list[tuple[str, str]]:
         """``(parent table, column)`` of each foreign key of ``table``."""
-        quoted = self._table(table)
-        return [(key[2], key[3]) for key in self.db.execute(f"PRAGMA foreign_key_list({quoted})")]
+        self._table(table)
+        return [(parent, column) for column, parent in self.db.foreign_keys(table)]
 
     # Reads
 
@@ -149,11 +150,34 @@ class TableWalk:
         """
         sets = ", ".join(f"{self._column(table, column)} = ?" for column in values)
         condition, params = self._where(table, where)
+        if or_ignore and self.store.engine == "postgresql":
+            return self._update_or_ignore(table, sets, list(values.values()), condition, params)
         verb = "UPDATE OR IGNORE" if or_ignore else "UPDATE"
         cursor = self.db.execute(
             f"{verb} {self._table(table)} SET {sets}{condition}", [*values.values(), *params]
         )
         return int(cursor.rowcount)
+
+    def _update_or_ignore(
+        self, table: str, sets: str, values: list[Any], condition: str, params: list[Any]
+    ) -> int:
+        """SQLite's ``UPDATE OR IGNORE`` on PostgreSQL: row by row, each in a savepoint
+        (inside the caller's transaction); a row that would clash stays as it was."""
+        from plugin_sdk.store import driver
+
+        quoted = self._table(table)
+        rows = self.db.execute(f"SELECT ctid::text FROM {quoted}{condition}", params).fetchall()
+        changed = 0
+        for (ctid,) in rows:
+            try:
+                with self.store.atomic():
+                    self.db.execute(
+                        f"UPDATE {quoted} SET {sets} WHERE ctid = CAST(? AS tid)", [*values, ctid]
+                    )
+                changed += 1
+            except driver.IntegrityError:
+                continue
+        return changed
 
     def delete(self, table: str, where: Mapping[str, Any]) -> int:
         """Delete the rows matching ``where`` (never every row: ``where`` may not be empty)."""

@@ -1,0 +1,71 @@
+-- PostgreSQL: the full-text index of the live memories (plugin_sdk/store/postgres/search.py).
+-- Loaded after postgres.sql. SQLite's memories_fts (FTS5, porter stemming) has no
+-- table here: the index is a generated tsvector column of memories.
+
+-- Text search configuration memsdk: English Snowball stemming and no stopword
+-- list (stopwords are the query parser's, plugin_sdk/store/search/query.py).
+CREATE TEXT SEARCH DICTIONARY memsdk_stem (TEMPLATE = snowball, language = english);
+CREATE TEXT SEARCH CONFIGURATION memsdk (COPY = pg_catalog.english);
+ALTER TEXT SEARCH CONFIGURATION memsdk
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part
+    WITH memsdk_stem;
+
+-- The text as the query parser cuts it: runs of letters and digits, the rest a space.
+CREATE FUNCTION memsdk_words(text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT regexp_replace($1, '[^[:alnum:]]+', ' ', 'g') $$;
+
+-- How many tokens: the document length bm25 normalises by (FTS5 counts the same).
+CREATE FUNCTION memsdk_word_count(text) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT coalesce(array_length(regexp_split_to_array(btrim(memsdk_words($1)), ' +'), 1), 0)
+              - CASE WHEN btrim(memsdk_words($1)) = '' THEN 1 ELSE 0 END $$;
+
+ALTER TABLE memories ADD COLUMN search tsvector
+    GENERATED ALWAYS AS (to_tsvector('memsdk', memsdk_words(content))) STORED;
+ALTER TABLE memories ADD COLUMN search_len integer
+    GENERATED ALWAYS AS (memsdk_word_count(content)) STORED;
+CREATE INDEX memories_search ON memories USING gin (search) WHERE status = 'active';
+
+-- Corpus counts for bm25: live rows and their total length, kept by statement triggers.
+CREATE TABLE search_stats (
+    id integer PRIMARY KEY CHECK (id = 1),
+    rows bigint NOT NULL,
+    total_len bigint NOT NULL
+);
+INSERT INTO search_stats (id, rows, total_len)
+    SELECT 1, count(*), coalesce(sum(search_len), 0) FROM memories WHERE status = 'active';
+
+CREATE FUNCTION search_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE search_stats SET rows = rows + d.n, total_len = total_len + d.l
+    FROM (SELECT count(*) AS n, coalesce(sum(search_len), 0) AS l
+          FROM new_rows WHERE status = 'active') d
+    WHERE id = 1 AND d.n > 0;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION search_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE search_stats SET rows = rows - d.n, total_len = total_len - d.l
+    FROM (SELECT count(*) AS n, coalesce(sum(search_len), 0) AS l
+          FROM old_rows WHERE status = 'active') d
+    WHERE id = 1 AND d.n > 0;
+    RETURN NULL;
+END $$;
+CREATE FUNCTION search_stats_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE search_stats SET rows = rows + n.n - o.n, total_len = total_len + n.l - o.l
+    FROM (SELECT count(*) AS n, coalesce(sum(search_len), 0) AS l
+          FROM new_rows WHERE status = 'active') n,
+         (SELECT count(*) AS n, coalesce(sum(search_len), 0) AS l
+          FROM old_rows WHERE status = 'active') o
+    WHERE id = 1 AND (n.n, n.l) IS DISTINCT FROM (o.n, o.l);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER search_stats_insert AFTER INSERT ON memories
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION search_stats_insert();
+CREATE TRIGGER search_stats_delete AFTER DELETE ON memories
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION search_stats_delete();
+CREATE TRIGGER search_stats_update AFTER UPDATE ON memories
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION search_stats_update();
