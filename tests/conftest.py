@@ -269,7 +269,18 @@ def write_pack(tmp_path: Path) -> Callable[..., Path]:
 
 
 def dump_tables(store: Store, tables: tuple[str, ...] = POLICY_TABLES) -> dict[str, list[tuple]]:
-    """Every row of the policy and memory tables, for before/after comparisons."""
+    """Every row of the policy and memory tables, for before/after comparisons.
+
+    Rows in a total order: SQLite's rowid; on PostgreSQL (no rowid where the
+    key is an ``id``), the rows sorted whole.
+    """
+    if store.engine == "postgresql":
+        return {
+            table: sorted(
+                (tuple(row) for row in store.db.execute(f"SELECT * FROM {table}")), key=repr
+            )
+            for table in tables
+        }
     return {
         table: [tuple(row) for row in store.db.execute(f"SELECT * FROM {table} ORDER BY rowid")]
         for table in tables

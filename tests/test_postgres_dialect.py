@@ -39,6 +39,8 @@ from plugin_sdk.store.postgres.dialect import statement, translate
         ),
         ("SELECT id FROM temp.ids", "SELECT id FROM pg_temp.ids"),
         ("SELECT 9e999", "SELECT CAST('Infinity' AS double precision)"),
+        ("SELECT a FROM t LIMIT ? OFFSET ?", "SELECT a FROM t LIMIT memsdk_limit(%s) OFFSET %s"),
+        ("SELECT 1 WHERE (? IS NULL OR a = ?)", "SELECT 1 WHERE (CAST(%s AS text) IS NULL OR a = %s)"),
         ("BEGIN IMMEDIATE TRANSACTION", "BEGIN TRANSACTION"),
         ("SELECT 'it''s ? [x] LIKE'", "SELECT 'it''s ? [x] LIKE'"),
         (

@@ -228,8 +228,9 @@ def redact(
     counts: dict[str, int] = {}
     if not needles and match is None:
         return counts
+    postgres = store.engine == "postgresql"
     name = "memsdk_forget_match"
-    if match is not None:
+    if match is not None and not postgres:
         store.db.conn.create_function(name, 1, lambda v: int(isinstance(v, str) and match(v)))
 
     def clean(value: str) -> str:
@@ -237,26 +238,34 @@ def redact(
             value = value.replace(needle, REDACTED)
         return substitute(value) if substitute is not None else value
 
+    # A row is known by SQLite's rowid; on PostgreSQL by its ctid, which
+    # stays put inside this transaction (the store's writers wait for it).
+    key = "ctid::text" if postgres else "rowid"
+    by_key = "ctid = CAST(? AS tid)" if postgres else "rowid = ?"
     has_project = _project_tables(store)
     for table, column, is_json in _columns():
         where = [f"instr({column}, ?) > 0" for _ in needles]
         params: list[Any] = list(needles)
-        if match is not None and table in has_project:
-            where.append(f"(project = ? AND {name}({column}))")
+        scoped = match is not None and table in has_project
+        if scoped:
+            # PostgreSQL runs no Python inside SQL: the project's rows are
+            # matched here instead, after the read.
+            where.append(f"(project = ?)" if postgres else f"(project = ? AND {name}({column}))")
             params.append(project or store.project)
         if not where:
             continue
         rows = store.db.execute(
-            f"SELECT rowid, {column} FROM {table} WHERE typeof({column}) = 'text' AND "
+            f"SELECT {key}, {column} FROM {table} WHERE typeof({column}) = 'text' AND "
             f"({' OR '.join(where)})",
             params,
         ).fetchall()
         for rowid, value in rows:
+            if postgres and scoped and match is not None:
+                if not (match(value) or any(needle in value for needle in needles)):
+                    continue
             cleaned = _clean_json(value, clean) if is_json else clean(value)
             if cleaned != value:
-                store.db.execute(
-                    f"UPDATE {table} SET {column} = ? WHERE rowid = ?", [cleaned, rowid]
-                )
+                store.db.execute(f"UPDATE {table} SET {column} = ? WHERE {by_key}", [cleaned, rowid])
                 counts[table] = counts.get(table, 0) + 1
     return counts
 
@@ -267,7 +276,7 @@ def _columns() -> list[tuple[str, str, bool]]:
 
 def _project_tables(store: Store) -> set[str]:
     tables = {t for t, _c, _j in _columns()}
-    return {t for t in tables if "project" in {c.name for c in store.db[t].columns}}
+    return {t for t in tables if "project" in store.db.columns(t)}
 
 
 def _clean_json(value: str, clean: Callable[[str], str]) -> str:

@@ -13,6 +13,9 @@ comments:
 - in an upsert's ``DO UPDATE SET … [WHERE …]``, a bare column name is
   qualified with the target table (PostgreSQL reads it as ambiguous between
   the row and ``excluded``; SQLite as the row);
+- ``LIMIT ?`` becomes ``LIMIT memsdk_limit(?)`` (a negative limit is none, as
+  in SQLite); ``? IS NULL`` casts the parameter to text, so PostgreSQL can
+  type a NULL that has no other use;
 - ``9e999`` (SQLite's +inf) becomes ``'Infinity'``;
 - ``temp.name`` becomes ``pg_temp.name`` (the connection's temporary tables);
 - ``a IS ?`` / ``a IS NOT ?`` become ``IS [NOT] DISTINCT FROM`` (SQLite's
@@ -57,6 +60,8 @@ _TOKEN = re.compile(
 )
 _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _UNSUPPORTED = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b)", re.IGNORECASE)
+_LIMIT = re.compile(r"\bLIMIT\s+%s", re.IGNORECASE)
+_NULL_TEST = re.compile(r"(?<![\w)])%s\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
 _INFINITY = re.compile(r"(?<![\w.])9e999\b", re.IGNORECASE)
 _TEMP = re.compile(r"\btemp\.(?=\w)", re.IGNORECASE)
 _LIKE = re.compile(r"\bLIKE\b", re.IGNORECASE)
@@ -150,6 +155,8 @@ def translate(sql: str, named: bool = False) -> str:
     parts.append(_rewrite(sql[position:]))
     out = "".join(parts)
     out = _qualify_upsert(out)
+    out = _LIMIT.sub("LIMIT memsdk_limit(%s)", out)
+    out = _NULL_TEST.sub(r"CAST(%s AS text) IS \1NULL", out)
     out = _BEGIN.sub("BEGIN", out)
     out = _IS.sub(lambda m: "IS DISTINCT FROM " if m.group(1) else "IS NOT DISTINCT FROM ", out)
     if _OR_IGNORE.search(out):

@@ -456,3 +456,15 @@ BEGIN
     END LOOP;
     RETURN out;
 END $$;
+
+-- log2(x): SQLite's math function (grid/consolidation.py); PostgreSQL has log(b, x).
+CREATE OR REPLACE FUNCTION log2(value double precision) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT ln(value) / ln(2.0) $$;
+
+-- SQLite reads a negative LIMIT as no limit; PostgreSQL refuses it. The dialect
+-- (store/postgres/dialect.py) writes `LIMIT ?` as `LIMIT memsdk_limit(?)`:
+-- NULL, PostgreSQL's "no limit", for a negative value.
+CREATE OR REPLACE FUNCTION memsdk_limit(value bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT CASE WHEN value < 0 THEN NULL ELSE value END $$;

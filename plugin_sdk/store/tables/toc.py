@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 # the map task recorded them), "3 causes", "4 alternatives"; NULL for none.
 NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
     SELECT CASE
-        WHEN json_extract(c.layout, '$.map.groups') > 0
+        WHEN CAST(json_extract(c.layout, '$.map.groups') AS INTEGER) > 0
             THEN json_extract(c.layout, '$.map.groups') || ' groups, '
                  || json_extract(c.layout, '$.map.memories') || ' memories'
         WHEN json_extract(c.layout, '$.map.memories') IS NOT NULL
@@ -48,7 +48,7 @@ NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
           FROM composites t WHERE t.head_memory_id = {head}) AS c
     WHERE c.n > 0
     ORDER BY CASE c.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
-             ELSE 3 END, c.id))"""
+             ELSE 3 END, c.id) AS notes)"""
 HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
     AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
                 ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
