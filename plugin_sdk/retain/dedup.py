@@ -48,7 +48,10 @@ MIN_WORDS = 4  # shorter texts are only duplicates when their normalized text is
 WORD_CACHE = 16384  # word sets kept by normalized hash (a tuple of interned words each)
 WINDOWS_KEPT = 4096  # actors' windows kept at most (the oldest read dropped first)
 _WORD = re.compile(r"\w+")
-_WINDOW = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+# The id is read from the link, the column the ORDER BY walks (the index on
+# (entity_id, memory_id)): PostgreSQL refuses a DISTINCT ordered by a column it
+# does not select, and it is m.id by the join.
+_WINDOW = """SELECT DISTINCT l.memory_id, m.normalized_hash, m.token_count FROM memory_entities l
              JOIN memories m ON m.id = l.memory_id
              WHERE l.entity_id = ? AND m.status IN ('active', 'pending')
              ORDER BY l.memory_id DESC LIMIT ?"""
