@@ -35,7 +35,7 @@ if os.environ.get("CI"):
 pytest_plugins = ["plugin_sdk.testing"]
 
 # A hook run in a test answers in-process and starts no hook server (one would
-# outlive the test); tests/test_hook_server.py turns it on where it is tested.
+# outlive the test); tests/host/test_hook_server.py turns it on where it is tested.
 os.environ["MEMSDK_HOOK_SERVER"] = "0"
 
 # No test touches the real user folder (~/.config/memsdk): a store or token

@@ -1,7 +1,7 @@
 """What a Retain Job run leaves behind, to compare two runs on the same input.
 
 The batched job and the per-observation reference path (``job.py``) must end
-in the same state; ``tests/test_retain_batched.py`` and
+in the same state; ``tests/retain/test_retain_batched.py`` and
 ``bench/bench_retain.py`` compare them with :func:`end_state`.
 """
 

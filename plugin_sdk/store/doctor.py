@@ -98,7 +98,8 @@ class DoctorReport:
 def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = None) -> DoctorReport:
     """Check the store at ``path`` (see the module docstring); repair when asked."""
     path = str(path)
-    checks, run = CHECKS, _RUN
+    checks: tuple[str, ...] = CHECKS
+    run = _RUN
     db: Any
     if postgres.is_url(path):
         from plugin_sdk.store.connection import redacted

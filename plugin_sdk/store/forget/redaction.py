@@ -1,7 +1,7 @@
 """Where stored text can be copied, and how a forget takes it out of every copy.
 
 Every TEXT or BLOB column of the schema is in exactly one of three lists,
-and ``tests/test_forget_schema.py`` walks ``sqlite_master`` to fail for a
+and ``tests/store/test_forget_schema.py`` walks ``sqlite_master`` to fail for a
 column in none of them (so a table added later must be placed here):
 
 - :data:`TEXT_COPIES`: plain text that may quote a memory, an observation or
@@ -250,7 +250,7 @@ def redact(
         if scoped:
             # PostgreSQL runs no Python inside SQL: the project's rows are
             # matched here instead, after the read.
-            where.append(f"(project = ?)" if postgres else f"(project = ? AND {name}({column}))")
+            where.append("(project = ?)" if postgres else f"(project = ? AND {name}({column}))")
             params.append(project or store.project)
         if not where:
             continue
@@ -260,12 +260,18 @@ def redact(
             params,
         ).fetchall()
         for rowid, value in rows:
-            if postgres and scoped and match is not None:
-                if not (match(value) or any(needle in value for needle in needles)):
-                    continue
+            if (
+                postgres
+                and scoped
+                and match is not None
+                and not (match(value) or any(needle in value for needle in needles))
+            ):
+                continue
             cleaned = _clean_json(value, clean) if is_json else clean(value)
             if cleaned != value:
-                store.db.execute(f"UPDATE {table} SET {column} = ? WHERE {by_key}", [cleaned, rowid])
+                store.db.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE {by_key}", [cleaned, rowid]
+                )
                 counts[table] = counts.get(table, 0) + 1
     return counts
 

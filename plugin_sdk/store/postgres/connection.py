@@ -67,9 +67,9 @@ def _error(error: Exception, sql: str) -> Exception:
         kind = driver.IntegrityError  # SQLite: "datatype mismatch"
     else:
         kind = driver.OperationalError
-    converted = kind(message)
-    converted.pgcode = code  # type: ignore[attr-defined]
-    converted.statement = sql[:200]  # type: ignore[attr-defined]
+    converted: Any = kind(message)
+    converted.pgcode = code
+    converted.statement = sql[:200]
     return converted
 
 
@@ -154,7 +154,7 @@ class Cursor:
         self._raw.close()
 
 
-class Row(tuple):  # type: ignore[type-arg]
+class Row(tuple):
     """A row readable by position and by column name, as ``sqlite3.Row``."""
 
     def __new__(cls, names: list[str], values: Sequence[Any]) -> Row:

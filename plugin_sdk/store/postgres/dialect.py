@@ -232,7 +232,7 @@ def _qualify_upsert(sql: str) -> str:
         literals.append(match.group())
         return f"\x01{len(literals) - 1}\x01"
 
-    hidden = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"", hide, clause)
+    hidden = re.sub(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|%\(\w+\)s", hide, clause)
     qualified = _qualify(hidden, table)
     restored = re.sub("\x01(\\d+)\x01", lambda m: literals[int(m.group(1))], qualified)
     return sql[: update.end()] + restored + sql[stop:]

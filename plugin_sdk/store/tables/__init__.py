@@ -1,6 +1,6 @@
 """The owners of the store's tables: one module per group, holding all of its statements.
 
-``schema/schema.sql`` names each table's owner; ``tests/test_owners.py`` fails
+``schema/schema.sql`` names each table's owner; ``tests/store/test_owners.py`` fails
 when a table is written from anywhere else, or when SQL appears outside the
 store layer. Areas reach an owner as ``store.tables.<group>`` and call its
 typed methods: reads, writes, the batch forms, and the rules that go with the

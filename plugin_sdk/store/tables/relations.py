@@ -29,7 +29,7 @@ _RELATE = """INSERT INTO relations (project, source_id, target_id, type, weight,
    VALUES (:project, :source, :target, :type, :weight, :now, :now, :now)
    ON CONFLICT (project, source_id, target_id, type) DO UPDATE SET
        evidence_count = evidence_count + 1,
-       weight = CASE WHEN :given THEN excluded.weight ELSE weight END,
+       weight = CASE WHEN :given = 1 THEN excluded.weight ELSE weight END,
        weight_temporal = 1.0, updated_at = excluded.updated_at,
        last_seen_at = excluded.last_seen_at"""
 

@@ -33,7 +33,7 @@ NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
                  || json_extract(c.layout, '$.map.memories') || ' memories'
         WHEN json_extract(c.layout, '$.map.memories') IS NOT NULL
             THEN json_extract(c.layout, '$.map.memories')
-                 || CASE json_extract(c.layout, '$.map.memories') WHEN 1 THEN ' memory'
+                 || CASE CAST(json_extract(c.layout, '$.map.memories') AS INTEGER) WHEN 1 THEN ' memory'
                     ELSE ' memories' END
         ELSE c.n || ' ' || CASE c.type
             WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END

@@ -1,0 +1,1 @@
+"""The test suite: one folder per area of plugin_sdk, product-wide tests in project/."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.cli: each command end to end."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.grid: cells, entities, strength, consolidation."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.model: adapters, prompts, the boundary, tagged replies."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.packs: pack documents, installs, entry points, upgrades."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.plugin: hookspecs, the manager, third-party plugins."""

@@ -1,0 +1,1 @@
+"""Tests of the whole product: docs, layers, examples, wiring, install."""

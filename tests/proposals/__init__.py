@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.proposals: the approval queue, git, forges."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.store: opening, the tables' owners, search, forget, writes."""

@@ -1,0 +1,1 @@
+"""Tests of plugin_sdk.transcripts: importers and chunking."""
