@@ -22,7 +22,7 @@ from hypothesis import settings
 from plugin_sdk import Pack, Store, resolve_pack
 
 if TYPE_CHECKING:  # imported by pytest as a plugin below, not here (assertion rewriting)
-    from plugin_sdk.testing import StoreTemplates
+    from plugin_sdk.testing import PostgresTemplates, StoreTemplates
 
 # CI runs the same examples every time (a failure there is reproducible, never
 # a fluke of the draw); locally hypothesis keeps exploring new ones.
@@ -95,29 +95,44 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def postgres_templates() -> Iterator[PostgresTemplates | None]:
+    """New PostgreSQL stores as clones of a migrated template database (or None: no server)."""
+    if not POSTGRES_URL:
+        yield None
+        return
+    from plugin_sdk.testing import PostgresTemplates
+
+    templates = PostgresTemplates(POSTGRES_URL)
+    yield templates
+    templates.close()
+
+
 @pytest.fixture
 def new_store(
-    tmp_path: Path, memsdk_templates: StoreTemplates, engine: str
+    tmp_path: Path,
+    memsdk_templates: StoreTemplates,
+    engine: str,
+    postgres_templates: PostgresTemplates | None,
 ) -> Iterator[Callable[..., Store]]:
     """``new_store(*packs, name="store.db", project=..., **store_options)`` -> an open store.
 
     On SQLite: a new file in the test's ``tmp_path`` with ``packs`` installed,
-    copied from a template. On PostgreSQL: a new schema of the test database,
-    migrated, with ``packs`` installed, dropped after the test. Project
+    copied from a template. On PostgreSQL: a new database cloned from a
+    migrated template, with ``packs`` installed, dropped after the test. Project
     ``test-project`` unless told otherwise. Every store it opened is closed
     after the test.
     """
     opened: list[Store] = []
-    schemas: list[str] = []
+    databases: list[str] = []
 
     def open_new(
         *packs: Pack, name: str = "store.db", project: str = PROJECT, **options: Any
     ) -> Store:
         if engine == "postgresql":
-            from plugin_sdk.testing import postgres_schema
-
-            url, schema = postgres_schema(POSTGRES_URL)
-            schemas.append(schema)
+            assert postgres_templates is not None
+            url = postgres_templates.new()
+            databases.append(url)
             store = Store(url, project=project, **options)
             opened.append(store)
             for pack in packs:
@@ -130,10 +145,9 @@ def new_store(
     yield open_new
     for store in opened:
         store.close()
-    if schemas:
-        from plugin_sdk.testing import drop_postgres_schemas
-
-        drop_postgres_schemas(POSTGRES_URL, schemas)
+    for url in databases:
+        assert postgres_templates is not None
+        postgres_templates.drop(url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

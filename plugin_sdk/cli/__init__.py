@@ -35,6 +35,7 @@ COMMANDS = {
     "backup": "projects:backup",
     "claude-code": "claude_code:claude_code",
     "composite": "composite:composite",
+    "copy": "projects:copy",
     "criteria": "criteria:criteria",
     "datasette-metadata": "projects:datasette_metadata",
     "dream": "dream:dream",

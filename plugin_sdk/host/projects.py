@@ -115,9 +115,7 @@ def merge_project(store: Store, source: str, target: str) -> dict[str, int]:
         merged = _merge_entities(store, source, target)
         moved: dict[str, int] = {}
         for table in project_tables(store):
-            moved[table] = store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET project = ? WHERE project = ?", [target, source]
-            ).rowcount
+            moved[table] = store.db.update_or_ignore(table, "project", target, source)
             # What could not move is the source's copy of a record the target keeps.
             _delete_rows(store, table, "project = ?", [source])
     report = {table: n for table, n in moved.items() if n}
@@ -143,21 +141,7 @@ def delete_project(store: Store, name: str) -> dict[str, int]:
 
 def project_tables(store: Store) -> list[str]:
     """The store's tables (not views) with a ``project`` column, by name."""
-    tables = [
-        row[0]
-        for row in store.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"
-        )
-    ]
-    return [
-        table
-        for table in tables
-        if any(
-            column[1] == "project"
-            for column in store.db.execute(f"PRAGMA table_info([{table}])").fetchall()
-        )
-    ]
+    return [table for table in store.db.store_tables() if "project" in store.db.columns(table)]
 
 
 def _other_projects(store: Store) -> Iterable[str]:
@@ -192,10 +176,7 @@ def _fold_memories(store: Store, source: str, target: str) -> int:
         store.composites.repoint(source_id, target_id)
         store.composites.mark_stale(target_id)
         for table, column in references:
-            store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET [{column}] = ? WHERE [{column}] = ?",
-                [target_id, source_id],
-            )
+            store.db.update_or_ignore(table, column, target_id, source_id)
             store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
         store.tables.memories.delete_one(source_id)
     return len(pairs)
@@ -206,10 +187,7 @@ def _merge_entities(store: Store, source: str, target: str) -> int:
     references = _references_to(store, "entities")
     for source_id, target_id in pairs:
         for table, column in references:
-            store.db.execute(
-                f"UPDATE OR IGNORE [{table}] SET [{column}] = ? WHERE [{column}] = ?",
-                [target_id, source_id],
-            )
+            store.db.update_or_ignore(table, column, target_id, source_id)
             store.db.execute(f"DELETE FROM [{table}] WHERE [{column}] = ?", [source_id])
         store.tables.entities.delete_one(source_id)
     return len(pairs)
@@ -217,24 +195,18 @@ def _merge_entities(store: Store, source: str, target: str) -> int:
 
 def _references_to(store: Store, parent: str) -> list[tuple[str, str]]:
     """(table, column) pairs whose foreign key points at ``parent``."""
-    found = []
-    for (table,) in store.db.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    ).fetchall():
-        for key in store.db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall():
-            if key[2] == parent:
-                found.append((table, key[3]))
-    return found
+    return [
+        (table, column)
+        for table in store.db.store_tables()
+        for column, target in store.db.foreign_keys(table)
+        if target == parent
+    ]
 
 
 def _children_first(store: Store, tables: list[str]) -> list[str]:
     """``tables`` ordered so a table comes before the tables its foreign keys point at."""
     parents = {
-        table: {
-            key[2]
-            for key in store.db.execute(f"PRAGMA foreign_key_list([{table}])").fetchall()
-            if key[2] != table
-        }
+        table: {target for _column, target in store.db.foreign_keys(table) if target != table}
         for table in tables
     }
     ordered: list[str] = []

@@ -88,8 +88,9 @@ def revert(store: Store, changes: list[RowChange]) -> None:
         listing = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
         raise UndoRefused(f"changed since: {listing}; undoing would lose those changes")
     try:
-        for change in reversed(changes):
-            log.restore(by_name[change.table], change.key, change.before)
+        with log.deferred_checks(sorted({change.table for change in changes})):
+            for change in reversed(changes):
+                log.restore(by_name[change.table], change.key, change.before)
     except driver.IntegrityError as error:
         raise UndoRefused(f"the store refuses the old rows: {error}") from error
 

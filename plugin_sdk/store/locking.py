@@ -97,6 +97,27 @@ class StoreDatabase(Database):
         """The column names of ``table``, in order (generated columns left out)."""
         return [row[1] for row in self.execute(f"PRAGMA table_xinfo([{table}])") if row[6] == 0]
 
+    def store_tables(self) -> list[str]:
+        """The store's own tables, by name: not SQLite's, not virtual ones or their shadows."""
+        rows = self.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        virtual = [name for name, sql in rows if (sql or "").upper().startswith("CREATE VIRTUAL")]
+        return sorted(
+            name
+            for name, _sql in rows
+            if name not in virtual and not any(name.startswith(f"{v}_") for v in virtual)
+        )
+
+    def foreign_keys(self, table: str) -> list[tuple[str, str]]:
+        """``(column, referenced table)`` of each foreign key of ``table``."""
+        return [(row[3], row[2]) for row in self.execute(f"PRAGMA foreign_key_list([{table}])")]
+
+    def update_or_ignore(self, table: str, column: str, new: object, old: object) -> int:
+        """Set ``column`` from ``old`` to ``new`` in each row where that breaks no constraint; how many."""
+        sql = f"UPDATE OR IGNORE [{table}] SET [{column}] = ? WHERE [{column}] = ?"
+        return int(self.execute(sql, [new, old]).rowcount)
+
     @contextmanager
     def atomic(self, *, attempts: int = BEGIN_ATTEMPTS) -> Iterator[Database]:
         if self.conn.in_transaction:

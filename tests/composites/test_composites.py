@@ -79,6 +79,9 @@ def columns(store: Store, table: str) -> list[tuple[str, str, int, int]]:
     return [(r[1], r[2], r[3], r[5]) for r in store.db.execute(f"PRAGMA table_info({table})")]
 
 
+@pytest.mark.sqlite_only(
+    "the schema read through SQLite's pragmas; tests/store/test_postgres_schema.py checks PostgreSQL's"
+)
 def test_composites_table_has_the_core_columns_plus_the_feature_ones(cs):
     """The core: composites(id, type, head_memory_id, cursor, created_at, updated_at).
 
@@ -109,6 +112,9 @@ def test_composites_table_has_the_core_columns_plus_the_feature_ones(cs):
     assert ("memories", "head_memory_id", "id") in fks
 
 
+@pytest.mark.sqlite_only(
+    "the schema read through SQLite's pragmas; tests/store/test_postgres_schema.py checks PostgreSQL's"
+)
 def test_composite_members_table_is_exactly_composite_member_position(cs):
     cols = columns(cs, "composite_members")
     assert [c[0] for c in cols] == ["composite_id", "member_memory_id", "position"]
@@ -118,6 +124,9 @@ def test_composite_members_table_is_exactly_composite_member_position(cs):
     assert fks == {("composites", "composite_id"), ("memories", "member_memory_id")}
 
 
+@pytest.mark.sqlite_only(
+    "the schema read through SQLite's pragmas; tests/store/test_postgres_schema.py checks PostgreSQL's"
+)
 def test_indexes_serve_the_head_and_member_paths(cs):
     head_indexes = {r[1] for r in cs.db.execute("PRAGMA index_list(composites)")}
     assert "composites_head" in head_indexes

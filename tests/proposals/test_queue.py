@@ -36,27 +36,35 @@ def store(new_store: Callable[..., Store]) -> Store:
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:
-    """Every row of every table an apply may touch (all but the queue's own), and the FTS index."""
+    """Every row of every table an apply may touch (all but the queue's own), and what the
+    full-text index finds, on either engine."""
     rows = {
-        t.name: [
-            tuple(r)
-            for r in store.db.execute(
-                f'SELECT rowid, * FROM "{t.name}" ORDER BY rowid'
-                if t.key == ["rowid"]
-                else f'SELECT * FROM "{t.name}" ORDER BY {", ".join(t.key)}'
-            )
-        ]
+        t.name: table_rows(store, t.name, t.key)
         for t in tables(store)
         # curate's work queue: a restored row is queued to be indexed again
         if t.name != "neardup_dirty"
     }
-    rows["fts"] = [
-        tuple(r)
-        for r in store.db.execute(
-            "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'pear OR apple OR rule' ORDER BY rowid"
-        )
-    ]
+    found = (
+        "SELECT id FROM memories WHERE search @@ to_tsquery('memsdk', 'pear | apple | rule')"
+        " ORDER BY id"
+        if store.engine == "postgresql"
+        else "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'pear OR apple OR rule'"
+        " ORDER BY rowid"
+    )
+    rows["fts"] = [tuple(r) for r in store.db.execute(found)]
     return rows
+
+
+def table_rows(store: Store, table: str, key: list[str]) -> list[tuple]:
+    """A table's rows in key order: its columns but the generated ones, and SQLite's rowid
+    first where the rowid is the key (on PostgreSQL it is a column of its own)."""
+    columns = ", ".join(f'"{c}"' for c in store.db.columns(table))
+    rowid = "rowid, " if key == ["rowid"] and store.engine == "sqlite" else ""
+    order = ", ".join(f'"{c}"' for c in key)
+    return [
+        tuple(r)
+        for r in store.db.execute(f'SELECT {rowid}{columns} FROM "{table}" ORDER BY {order}')
+    ]
 
 
 def file_write(store: Store, text: str, category: str = RULES) -> int:

@@ -3,8 +3,10 @@ clear error, and an undo afterwards restores exactly."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -16,34 +18,41 @@ from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.filing import events, get, propose
 from plugin_sdk.proposals.target import Target
 from plugin_sdk.proposals.undo import tables
-from plugin_sdk.testing import StoreTemplates, fresh_plugin_manager, pack_document
+from plugin_sdk.testing import (
+    StoreTemplates,
+    drop_postgres_schemas,
+    fresh_plugin_manager,
+    pack_document,
+    postgres_schema,
+)
+from tests.proposals.test_queue import table_rows
 
 RULES = "ORCHARD_RULES"
 
 
-def open_store(path: Path, **kwargs) -> Store:
+def open_store(path: Path | str, **kwargs) -> Store:
     return Store(path, project="orchard", plugins=fresh_plugin_manager(), **kwargs)
 
 
 @pytest.fixture
-def db(tmp_path: Path, memsdk_templates: StoreTemplates) -> Path:
-    """A closed store file with the orchard pack."""
+def db(tmp_path: Path, memsdk_templates: StoreTemplates, engine: str) -> Iterator[Path | str]:
+    """A closed store with the orchard pack: a file, or a PostgreSQL schema's URL."""
     orchard = validate_pack(pack_document("orchard", "1.0.0", {RULES: "intent"}), source="t")
-    return memsdk_templates.copy(tmp_path / "race.db", orchard)
+    if engine == "sqlite":
+        yield memsdk_templates.copy(tmp_path / "race.db", orchard)
+        return
+    server = os.environ["MEMSDK_TEST_POSTGRES"]
+    url, schema = postgres_schema(server)
+    try:
+        with open_store(url) as store:
+            store.packs.install(orchard)
+        yield url
+    finally:
+        drop_postgres_schemas(server, [schema])
 
 
 def dump(store: Store) -> dict[str, list[tuple]]:
-    return {
-        t.name: sorted(
-            tuple(r)
-            for r in store.db.execute(
-                f'SELECT rowid, * FROM "{t.name}"'
-                if t.key == ["rowid"]
-                else f'SELECT * FROM "{t.name}"'
-            )
-        )
-        for t in tables(store)
-    }
+    return {t.name: table_rows(store, t.name, t.key) for t in tables(store)}
 
 
 def write_proposal(store: Store, text: str) -> int:

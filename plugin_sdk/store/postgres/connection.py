@@ -291,6 +291,42 @@ class Database:
             )
         ]
 
+    def store_tables(self) -> list[str]:
+        """The store's own tables, by name (those of its schema)."""
+        return self.table_names()
+
+    def foreign_keys(self, table: str) -> list[tuple[str, str]]:
+        """``(column, referenced table)`` of each foreign key of ``table``."""
+        return [
+            (row[0], row[1])
+            for row in self.execute(
+                "SELECT a.attname, f.relname FROM pg_constraint o "
+                "JOIN pg_class f ON f.oid = o.confrelid "
+                "JOIN pg_attribute a ON a.attrelid = o.conrelid AND a.attnum = o.conkey[1] "
+                "WHERE o.contype = 'f' AND o.conrelid = CAST(? AS regclass) ORDER BY o.conname",
+                [f'"{table}"'],
+            )
+        ]
+
+    def update_or_ignore(self, table: str, column: str, new: object, old: object) -> int:
+        """SQLite's ``UPDATE OR IGNORE``: row by row, each in a savepoint; a refused row stays.
+
+        Call inside a transaction (the store's write lock is held). How many moved.
+        """
+        rows = self.execute(f'SELECT ctid::text FROM "{table}" WHERE "{column}" = ?', [old])
+        moved = 0
+        for (ctid,) in rows.fetchall():
+            try:
+                with self.atomic():
+                    self.execute(
+                        f'UPDATE "{table}" SET "{column}" = ? WHERE ctid = CAST(? AS tid)',
+                        [new, ctid],
+                    )
+                moved += 1
+            except driver.IntegrityError:
+                continue
+        return moved
+
     def columns(self, table: str) -> list[str]:
         """The column names of ``table``, in order (generated columns left out)."""
         return [

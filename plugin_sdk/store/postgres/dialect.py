@@ -59,7 +59,9 @@ _TOKEN = re.compile(
     re.VERBOSE | re.DOTALL,
 )
 _OR_IGNORE = re.compile(r"\bINSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
-_UNSUPPORTED = re.compile(r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b)", re.IGNORECASE)
+_UNSUPPORTED = re.compile(
+    r"^\s*(PRAGMA\b|INSERT\s+OR\s+REPLACE\b|REPLACE\s+INTO\b|UPDATE\s+OR\b)", re.IGNORECASE
+)
 _LIMIT = re.compile(r"\bLIMIT\s+%s", re.IGNORECASE)
 _NULL_TEST = re.compile(r"(?<![\w)])%s\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
 _INFINITY = re.compile(r"(?<![\w.])9e999\b", re.IGNORECASE)

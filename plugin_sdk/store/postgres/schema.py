@@ -38,7 +38,7 @@ BASELINE = KNOWN[: KNOWN.index("m026_neardup_index") + 1]
 STEPS: dict[str, str] = {}
 RECORDS = "_memsdk_migrations"
 #: The schema text, in the order it is loaded.
-FILES = ("postgres_compat.sql", "postgres.sql", "postgres_search.sql")
+FILES = ("postgres_compat.sql", "postgres.sql", "postgres_search.sql", "postgres_undo.sql")
 _MIGRATE_LOCK = "hashtext('memsdk-migrate:' || current_schema())"
 _OBJECT = re.compile(
     r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+)?(TABLE|INDEX|VIEW|TRIGGER)\s+"

@@ -1252,3 +1252,24 @@ BEGIN
                        t.tab);
     END LOOP;
 END $$;
+
+-- Foreign keys are checked at each statement, as SQLite checks them, but may
+-- be deferred to the commit (SET CONSTRAINTS ALL DEFERRED): undoing a delete
+-- puts rows back in the order they went, children before their parents
+-- (store/postgres/undo_log.py).
+DO $$
+DECLARE
+    k record;
+BEGIN
+    FOR k IN
+        SELECT c.relname AS tab, o.conname AS name
+        FROM pg_constraint o
+        JOIN pg_class c ON c.oid = o.conrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE o.contype = 'f' AND n.nspname = current_schema()
+        ORDER BY c.relname, o.conname
+    LOOP
+        EXECUTE format('ALTER TABLE %I ALTER CONSTRAINT %I DEFERRABLE INITIALLY IMMEDIATE',
+                       k.tab, k.name);
+    END LOOP;
+END $$;

@@ -37,6 +37,14 @@ class CompositeRows(CompositeReads):
             [project],
         )
 
+    def export_events(self, project: str) -> Iterator[dict[str, Any]]:
+        """The events of the composites headed by ``project``'s memories, by id."""
+        return self.db.query(
+            "SELECT * FROM composite_events WHERE composite_id IN (SELECT id FROM composites "
+            "WHERE head_memory_id IN (SELECT id FROM memories WHERE project = ?)) ORDER BY id",
+            [project],
+        )
+
     def export_members(self, composite_id: int) -> list[tuple[int, int]]:
         """A composite's (member_memory_id, position), in order."""
         return self.db.execute(

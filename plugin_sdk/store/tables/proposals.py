@@ -10,6 +10,7 @@ the store's clock. What a recording of a memory entry's apply runs is
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -17,6 +18,7 @@ from plugin_sdk.store.tables.undo_log import UndoLog
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
+    from plugin_sdk.store.postgres.undo_log import PgUndoLog
 
 
 class ProposalRows:
@@ -41,9 +43,29 @@ class ProposalRows:
             ).rowcount,
         }
 
+    def export_events(self, project: str) -> Iterator[dict[str, Any]]:
+        """The history of ``project``'s proposals, by id."""
+        return self.db.query(
+            "SELECT e.* FROM proposal_events e JOIN proposals p ON p.id = e.proposal_id "
+            "WHERE p.project = ? ORDER BY e.id",
+            [project],
+        )
+
+    def export_applications(self, project: str) -> Iterator[dict[str, Any]]:
+        """What applying ``project``'s proposals changed (their undo records), by proposal."""
+        return self.db.query(
+            "SELECT a.* FROM proposal_applications a JOIN proposals p ON p.id = a.proposal_id "
+            "WHERE p.project = ? ORDER BY a.proposal_id",
+            [project],
+        )
+
     @cached_property
-    def undo(self) -> UndoLog:
-        """The statements that record and revert what an apply changes."""
+    def undo(self) -> UndoLog | PgUndoLog:
+        """The statements that record and revert what an apply changes (per engine)."""
+        if self.store.engine == "postgresql":
+            from plugin_sdk.store.postgres.undo_log import PgUndoLog
+
+            return PgUndoLog(self.store)
         return UndoLog(self.store)
 
     # proposals

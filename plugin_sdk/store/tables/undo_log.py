@@ -14,6 +14,8 @@ they are when a row is put back.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -136,7 +138,8 @@ class UndoLog:
             if current is not None:
                 self.db.execute(f"DELETE FROM {name} WHERE {match}", key)
             return
-        values = {k: v for k, v in before.items() if k != "memsdk_rowid"}
+        # generated columns (not in table_info) follow the row: never written
+        values = {k: v for k, v in before.items() if k in table.columns}
         if current is None:
             if table.explicit_rowid:
                 values = {"rowid": before["memsdk_rowid"], **values}
@@ -156,6 +159,40 @@ class UndoLog:
             self.db.execute(
                 f"UPDATE {name} SET {assignments} WHERE {match}", [*differ.values(), *key]
             )
+
+    @contextmanager
+    def deferred_checks(self, names: list[str]) -> Iterator[None]:
+        """Foreign keys checked when the rows are back, not row by row (inside a transaction).
+
+        Rows come back in the reverse order of their first change, which is
+        not always an order the keys allow (a memory deleted first, its
+        vectors by the cascade after: they come back before it). The rows
+        of ``names`` are checked at the end; a row that refers to a missing
+        one raises ``IntegrityError`` naming the table, and so do the rows of
+        the tables that refer to them (a row removed that another refers to).
+        """
+        self.db.execute("PRAGMA defer_foreign_keys = ON")
+        try:
+            yield
+            marks = ", ".join("?" * len(names))
+            referring = [
+                name
+                for (name,) in self.db.execute(
+                    "SELECT DISTINCT m.name FROM main.sqlite_master m, "
+                    "pragma_foreign_key_list(m.name) f "
+                    f"WHERE m.type = 'table' AND f.\"table\" IN ({marks})",
+                    names,
+                )
+            ]
+            for name in sorted({*names, *referring}):
+                bad = self.db.execute(f"PRAGMA main.foreign_key_check({_quote(name)})").fetchone()
+                if bad is not None:
+                    raise driver.IntegrityError(
+                        f"FOREIGN KEY constraint failed: a row of {bad[0]} refers to a missing "
+                        f"row of {bad[2]}"
+                    )
+        finally:
+            self.db.execute("PRAGMA defer_foreign_keys = OFF")
 
     def _watch(self, index: int, table: Table) -> None:
         name = f"main.{_quote(table.name)}"
