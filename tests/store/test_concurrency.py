@@ -156,17 +156,8 @@ def test_a_lost_merge_says_why(store_location):
             store.memories.merge([a], into=c)
 
 
-def test_concurrent_approvals_from_processes_apply_once(store_location, request):
+def test_concurrent_approvals_from_processes_apply_once(store_location):
     path = store_location("queue.db")
-    if postgres.is_url(path):
-        request.applymarker(
-            pytest.mark.xfail(
-                reason="an approval records its undo log, which reads sqlite_master "
-                "(store/tables/undo_log.py): PostgreSQL's undo recording is not on this branch yet",
-                raises=AssertionError,
-                strict=True,
-            )
-        )
     install(path)
     with open_store(path) as store:
         proposal_id = propose(
