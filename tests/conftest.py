@@ -150,6 +150,37 @@ def new_store(
         postgres_templates.drop(url)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Callable[[str], str]]:
+    """``store_location(name)`` -> where a new store may be made, for tests that open it themselves.
+
+    On SQLite a file path in ``tmp_path``; on PostgreSQL the URL of a new,
+    empty schema of the test database (dropped after the test), so several
+    processes can open the same new store by its location. The PostgreSQL
+    case is skipped, saying so, unless ``MEMSDK_TEST_POSTGRES`` is set.
+    """
+    schemas: list[str] = []
+    if request.param == "postgresql" and not POSTGRES_URL:
+        pytest.skip("PostgreSQL: set MEMSDK_TEST_POSTGRES to a database URL to run it")
+
+    def location(name: str) -> str:
+        if request.param == "sqlite":
+            return str(tmp_path / name)
+        from plugin_sdk.testing import postgres_schema
+
+        url, schema = postgres_schema(POSTGRES_URL)
+        schemas.append(schema)
+        return url
+
+    yield location
+    if schemas:
+        from plugin_sdk.testing import drop_postgres_schemas
+
+        drop_postgres_schemas(POSTGRES_URL, schemas)
+
+
 @pytest.fixture
 def store(new_store: Callable[..., Store], ops_pack: Pack) -> Store:
     """A temp-file store for project ``test-project`` with the built-in ``ops`` pack."""

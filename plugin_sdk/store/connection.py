@@ -376,8 +376,13 @@ class Store:
 
 
 def redacted(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for errors, logs and ``store.path``)."""
-    return re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+    """``url`` with its password replaced by ``***`` (for errors, logs and ``store.path``).
+
+    libpq takes the password from the user part (``user:password@``) or from
+    a ``password=`` parameter; both are hidden.
+    """
+    url = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+    return re.sub(r"([?&]password=)[^&#]*", r"\1***", url)
 
 
 def _connect_postgres(url: str) -> Any:

@@ -113,7 +113,6 @@ class StoreDatabase(Database):
         """``(column, referenced table)`` of each foreign key of ``table``."""
         return [(row[3], row[2]) for row in self.execute(f"PRAGMA foreign_key_list([{table}])")]
 
-
     @contextmanager
     def atomic(self, *, attempts: int = BEGIN_ATTEMPTS) -> Iterator[Database]:
         if self.conn.in_transaction:

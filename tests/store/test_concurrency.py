@@ -1,11 +1,17 @@
-"""Many processes, one store file: writers wait, races have one winner, first opens agree.
+"""Many processes, one store: writers wait, races have one winner, first opens agree.
 
-Each test starts real processes (``multiprocessing``, spawn) on a real file and
-lines them up on a barrier so they act at the same moment.
+Each test starts real processes (``multiprocessing``, spawn) on a real store
+and lines them up on a barrier so they act at the same moment. Each runs on
+both engines (``store_location``): a SQLite file, whose one writer makes
+check-then-act safe, and a PostgreSQL schema, where the store's write lock
+and the migration lock must give the same outcome (``docs/postgres.md``,
+"Concurrency"). ``tests/store/test_postgres_races.py`` has the dreamer's and
+the Retain Job's races.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import subprocess
@@ -19,7 +25,7 @@ from plugin_sdk import Store, validate_pack
 from plugin_sdk.errors import MergeRefused, WrongStatus
 from plugin_sdk.proposals import queue as q
 from plugin_sdk.proposals.filing import propose
-from plugin_sdk.store import driver
+from plugin_sdk.store import driver, postgres
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.store.migrations import KNOWN
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
@@ -32,7 +38,7 @@ def open_store(path: str | Path) -> Store:
     return Store(path, project="harbour", plugins=fresh_plugin_manager())
 
 
-def install(path: Path) -> None:
+def install(path: str) -> None:
     with open_store(path) as store:
         store.packs.install(
             validate_pack(pack_document("harbour", "1.0.0", {RULES: "content"}), source="t")
@@ -99,25 +105,36 @@ def _write(barrier, results, path, worker, count):
 # Tests
 
 
-def test_processes_opening_one_new_file_at_once_all_succeed(tmp_path):
-    path = str(tmp_path / "new.db")
+def migration_records(location: str) -> list[str]:
+    """The names in the store's migration records, in the order they were applied."""
+    if postgres.is_url(location):
+        import psycopg
+
+        with psycopg.connect(location) as conn:
+            return [
+                row[0] for row in conn.execute("SELECT name FROM _memsdk_migrations ORDER BY id")
+            ]
+    with contextlib.closing(driver.connect(location)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)
+        return [row[0] for row in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+
+
+def test_processes_opening_one_new_store_at_once_all_succeed(store_location):
+    path = store_location("new.db")
     results = run_all(_open, [(path,)] * 6)
     assert [status for status, _ in results] == ["ok"] * 6, results
-    with driver.connect(path) as conn:
-        names = [row[0] for row in conn.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
-        assert names == KNOWN  # each step applied once
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(KNOWN)
+    assert migration_records(path) == KNOWN  # each step applied once
     assert doctor(path).ok
 
 
-def test_two_merges_of_the_same_sources_into_different_targets_have_one_winner(tmp_path):
-    path = tmp_path / "merge.db"
+def test_two_merges_of_the_same_sources_into_different_targets_have_one_winner(store_location):
+    path = store_location("merge.db")
     install(path)
     for round in range(3):
         with open_store(path) as store:
             ids = [store.memories.write(f"round {round} text {i}", RULES).id for i in range(8)]
         sources, one, two = ids[:6], ids[6], ids[7]
-        results = run_all(_merge, [(str(path), sources, one), (str(path), sources, two)])
+        results = run_all(_merge, [(path, sources, one), (path, sources, two)])
         assert sorted(status for status, _ in results) == ["MergeRefused", "ok"], results
         with open_store(path) as store:
             winner = int(next(detail for status, detail in results if status == "ok"))
@@ -129,8 +146,8 @@ def test_two_merges_of_the_same_sources_into_different_targets_have_one_winner(t
     assert doctor(path).ok
 
 
-def test_a_lost_merge_says_why(tmp_path):
-    path = tmp_path / "merge.db"
+def test_a_lost_merge_says_why(store_location):
+    path = store_location("merge.db")
     install(path)
     with open_store(path) as store:
         a, b, c = (store.memories.write(f"text {i}", RULES).id for i in range(3))
@@ -139,8 +156,8 @@ def test_a_lost_merge_says_why(tmp_path):
             store.memories.merge([a], into=c)
 
 
-def test_concurrent_approvals_from_processes_apply_once(tmp_path):
-    path = tmp_path / "queue.db"
+def test_concurrent_approvals_from_processes_apply_once(store_location):
+    path = store_location("queue.db")
     install(path)
     with open_store(path) as store:
         proposal_id = propose(
@@ -151,7 +168,7 @@ def test_concurrent_approvals_from_processes_apply_once(tmp_path):
             diff={"action": "write", "category": RULES, "content": "Moor at the east quay."},
             source="test",
         )
-    results = run_all(_approve, [(str(path), proposal_id, f"actor{i}") for i in range(4)])
+    results = run_all(_approve, [(path, proposal_id, f"actor{i}") for i in range(4)])
     statuses = sorted(status for status, _ in results)
     assert statuses == ["WrongStatus"] * 3 + ["ok"], results
     with open_store(path) as store:
@@ -161,11 +178,11 @@ def test_concurrent_approvals_from_processes_apply_once(tmp_path):
     assert WrongStatus.__name__ == "WrongStatus"
 
 
-def test_writers_in_many_processes_never_see_database_is_locked(tmp_path):
-    path = tmp_path / "writers.db"
+def test_writers_in_many_processes_never_see_database_is_locked(store_location):
+    path = store_location("writers.db")
     install(path)
     workers, count = 4, 150
-    results = run_all(_write, [(str(path), w, count) for w in range(workers)])
+    results = run_all(_write, [(path, w, count) for w in range(workers)])
     assert [status for status, _ in results] == ["ok"] * workers, results
     with open_store(path) as store:
         shared = count // 10
@@ -176,11 +193,11 @@ def test_writers_in_many_processes_never_see_database_is_locked(tmp_path):
     assert doctor(path).ok
 
 
-def test_two_inits_with_a_pack_at_once_both_succeed(tmp_path):
-    path = tmp_path / "init.db"
+def test_two_inits_with_a_pack_at_once_both_succeed(store_location):
+    path = store_location("init.db")
     env = {**os.environ, "MEMSDK_PROJECT": "harbour"}
     memsdk = str(Path(sys.executable).with_name("memsdk"))
-    command = [memsdk, "init", "--db", str(path), "--pack", "dev"]
+    command = [memsdk, "init", "--db", path, "--pack", "dev"]
     runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)]
     runs.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     outputs = [run.communicate(timeout=120) for run in runs]

@@ -44,7 +44,9 @@ CONSOLIDATE = f"""UPDATE entities AS e SET strength = {STRENGTH}, strength_at = 
 
 LINK = "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id, role) VALUES (?, ?, ?)"
 # An entity's newest live memories, by link (the link's memory id, along its index).
-_LATEST_LIVE = """SELECT DISTINCT m.id, m.normalized_hash, m.token_count FROM memory_entities l
+# The id is read from the link, the column the ORDER BY walks: PostgreSQL refuses a
+# DISTINCT ordered by a column it does not select, and it is m.id by the join.
+_LATEST_LIVE = """SELECT DISTINCT l.memory_id, m.normalized_hash, m.token_count FROM memory_entities l
                   JOIN memories m ON m.id = l.memory_id
                   WHERE l.entity_id = ? AND m.status IN ('active', 'pending')
                   ORDER BY l.memory_id DESC LIMIT ?"""
