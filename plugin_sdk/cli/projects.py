@@ -23,7 +23,7 @@ from plugin_sdk.cli.common import (
 from plugin_sdk.errors import NoStore
 from plugin_sdk.host import portable
 from plugin_sdk.host import projects as project_ops
-from plugin_sdk.store.backup import backup as copy_whole
+from plugin_sdk.store.file.backup import backup as copy_whole
 from plugin_sdk.store.paths import default_db_path
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ logs (injections, session notes, the transcript ledger).
 
 Version 1 files (before the Retain Job's records travelled) still import.
 
-A copy of the whole store file (``memsdk backup``) is ``store/backup.py``'s.
+A copy of the whole store file (``memsdk backup``) is ``store/file/backup.py``'s.
 
 Rows are written with every stored column (generated ones aside), so a column
 a later migration adds travels too. Importing into a store where the ids are

@@ -72,7 +72,7 @@ from plugin_sdk.retain.strengthen import (
     reinforce,
 )
 from plugin_sdk.retain.truth import due, regenerate_many
-from plugin_sdk.store import tuning
+from plugin_sdk.store.file import tuning
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity

@@ -14,8 +14,8 @@ from plugin_sdk.cli import cli
 from plugin_sdk.errors import EmptyProject, NoStore, ProjectConflict
 from plugin_sdk.host import projects
 from plugin_sdk.host.demo import run_demo
-from plugin_sdk.store.backup import backup
 from plugin_sdk.store.doctor import doctor
+from plugin_sdk.store.file.backup import backup
 from plugin_sdk.testing import fresh_plugin_manager
 
 ENV = {"MEMSDK_DB": None, "MEMSDK_PROJECT": None}
