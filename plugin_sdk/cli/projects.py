@@ -208,7 +208,7 @@ def copy(source: str, dest: str, project: str | None, as_json: bool) -> None:
     stores are migrated to this memsdk's schema first.
     """
     from plugin_sdk.store.connection import Store
-    from plugin_sdk.store.copying import copy_store
+    from plugin_sdk.store.file.copying import copy_store
 
     if not source.startswith(URL_SCHEMES) and not Path(source).expanduser().exists():
         raise NoStore(f"no store at {source} (copy reads an existing store; it creates none)")

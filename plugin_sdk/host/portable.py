@@ -11,6 +11,7 @@ One JSON object per line, each naming what it is in ``record``, in this order:
 - ``memory``: every memory of the project, of every status, as its row (with
   its place on the grid, ``cell``, when classify gave it one);
 - ``composite``: each composite headed by one of them, with its members;
+- ``composite_event``: what happened to those composites (merges, repairs);
 - ``entity``, ``memory_entity``, ``relation``: the project's entity grid;
 - ``fact``, ``conflict``, ``compiled_truth``, ``truth_impact``: what the
   Retain Job learned about the entities (typed claims, their contradictions,
@@ -20,15 +21,23 @@ One JSON object per line, each naming what it is in ``record``, in this order:
   about (schema_fit's familiarity counts come from these);
 - ``memory_conflict``, ``memory_outcome``: near-duplicate memories whose
   values differ, and the reports that a memory helped or misled;
+- ``observation_tombstone``: what stays of pruned observations that facts,
+  truths or conflicts still name (never their payload);
+- ``proposal``, ``proposal_event``, ``proposal_application``: the approval
+  queue with each proposal's history and what applying it changed (the
+  memory ids a proposal names in its evidence and diff are renumbered with
+  the memories; an undo record that no longer matches its rows is refused
+  by ``undo``, as any changed row is);
+- ``dreamer_state``: each dreamer task's place, progress and last error;
 - ``forgotten``: the tombstones of forgotten memories (never the text: the
   hash that refuses it coming back).
 
-Left out, on purpose: proposals (their diffs name memory ids inside their
-text, which an import may renumber: decide them before moving a project), the
-dreamer's cursors (a fresh store starts its passes anew) and the per-session
-logs (injections, session notes, the transcript ledger).
+Left out, on purpose, each with its reason: :data:`LEFT_OUT` (the store's
+own settings and logs, this machine's ledgers, what the store derives again);
+``memsdk copy`` carries a whole store, or one project, with every table.
 
-Version 1 files (before the Retain Job's records travelled) still import.
+Version 1 files (before the Retain Job's records travelled) and version 2
+files (before proposals and the dreamer's state did) still import.
 
 A copy of the whole store file (``memsdk backup``) is ``store/file/backup.py``'s.
 
@@ -53,14 +62,15 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 FORMAT = "memsdk-export"
-VERSION = 2
-READS = (1, 2)
+VERSION = 3
+READS = (1, 2, 3)
 ORDER = (
     "header",
     "pack",
     "criteria_override",
     "memory",
     "composite",
+    "composite_event",
     "entity",
     "memory_entity",
     "relation",
@@ -72,8 +82,40 @@ ORDER = (
     "entity_observation",
     "memory_conflict",
     "memory_outcome",
+    "observation_tombstone",
+    "proposal",
+    "proposal_event",
+    "proposal_application",
+    "dreamer_state",
     "forgotten",
 )
+
+#: The store's tables an export does not carry, each with its reason (the
+#: tables ``memsdk copy`` leaves to the destination are ``copying.DERIVED``).
+LEFT_OUT: dict[str, str] = {
+    "categories": "installed from the pack record's document",
+    "criteria": "installed from the pack record's document; overrides travel as criteria_override",
+    "criteria_history": "the store's own audit of its criteria, of every project",
+    "grid_overrides": "the store's grid settings, of every project",
+    "grid_history": "the store's audit of its grid settings, of every project",
+    "search_settings": "the store's search settings, of every project",
+    "vector_state": "the store's embedding model and mirror",
+    "memory_vectors": "embeddings: the embed task computes them again from the text",
+    "vector_changes": "the sqlite-vec mirror's queue: filled again as vectors are written",
+    "token_counts": "a cache of token counts, filled again as text is counted",
+    "read_records": "the store's counts of records its reads wrote late",
+    "observation_retention": "the store's retention setting",
+    "session_meta": "per-session logs of this machine's agent sessions",
+    "injections": "per-session logs of this machine's agent sessions",
+    "transcript_imports": "the historian's ledger of this machine's transcript files",
+    "hook_queue": "this machine's host hooks: their queue",
+    "hook_runs": "this machine's host hooks: when they ran",
+    "hook_notices": "this machine's host hooks: what they told a session",
+    "reference_sets": "frozen snapshots of composites, as they were: freeze them again",
+    "reference_set_items": "frozen snapshots of composites, as they were: freeze them again",
+    "neardup_bands": "curate's near-duplicate index: curate builds it again for new memories",
+    "neardup_dirty": "curate's queue: the import's new memories are queued by the triggers",
+}
 
 
 @attrs.frozen
@@ -123,6 +165,10 @@ _TABLES = (
         smaller_first=True,
     ),
     _Table("memory_outcome", "memory_outcomes", ("id",), {"memory_id": "memories"}),
+    _Table("observation_tombstone", "observation_tombstones", ("rowid",), own_key=True),
+)
+_LATER = (  # the project's tables exported after the proposals' records
+    _Table("dreamer_state", "dreamer_state", ("task",), own_key=True),
 )
 
 
@@ -163,6 +209,8 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
     for row in _rows(store, store.tables.composites.export_rows(name), "composites"):
         members = store.tables.composites.export_members(row["id"])
         yield {"record": "composite", **row, "members": [list(m) for m in members]}
+    for row in _rows(store, store.tables.composites.export_events(name), "composite_events"):
+        yield {"record": "composite_event", **row}
     for row in _rows(store, store.tables.entities.export_rows(name), "entities"):
         row.pop("project")
         yield {"record": "entity", **row}
@@ -171,15 +219,32 @@ def export_project(store: Store, project: str | None = None) -> Iterator[dict[st
     for row in _rows(store, store.tables.relations.export_rows(name), "relations"):
         row.pop("project")
         yield {"record": "relation", **row}
-    for spec in _TABLES:
-        rows = store.tables.walk.rows(spec.table, {"project": name}, spec.order)
-        for row in _rows(store, rows, spec.table):
-            row.pop("project")
-            yield {"record": spec.record, **row}
+    yield from _project_rows(store, name, _TABLES)
+    for row in _rows(store, store.tables.proposals.of_project(name), "proposals"):
+        row.pop("project")
+        yield {"record": "proposal", **row}
+    for row in _rows(store, store.tables.proposals.export_events(name), "proposal_events"):
+        yield {"record": "proposal_event", **row}
+    for row in _rows(
+        store, store.tables.proposals.export_applications(name), "proposal_applications"
+    ):
+        yield {"record": "proposal_application", **row}
+    yield from _project_rows(store, name, _LATER)
     if store.tables.walk.has_table("forgotten"):
         for row in _rows(store, store.tables.memories.export_forgotten(name), "forgotten"):
             row.pop("project")
             yield {"record": "forgotten", **row}
+
+
+def _project_rows(store: Store, name: str, specs: Iterable[_Table]) -> Iterator[dict[str, Any]]:
+    """The rows of ``name`` in each table of ``specs``, as records."""
+    walk = store.tables.walk
+    for spec in specs:
+        if not walk.has_table(spec.table):
+            continue
+        for row in _rows(store, walk.rows(spec.table, {"project": name}, spec.order), spec.table):
+            row.pop("project")
+            yield {"record": spec.record, **row}
 
 
 def dump_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -209,7 +274,15 @@ def import_project(
         )
     loaded = dict.fromkeys(ORDER[1:], 0)
     ids: dict[str, dict[int, int]] = {
-        space: {} for space in ("memories", "entities", "composites", "facts", "compiled_truths")
+        space: {}
+        for space in (
+            "memories",
+            "entities",
+            "composites",
+            "facts",
+            "compiled_truths",
+            "proposals",
+        )
     }
     links: list[tuple[int, int | None, str | None]] = []  # new id, successor, merged_from
     later: list[_Later] = []  # references to rows that may come after this one
@@ -332,8 +405,18 @@ def _load_memory(
     # References to other memories are set once every memory is in (_relink).
     successor = record.pop("superseded_by", None)
     merged_from = record.pop("merged_from", None)
+    # A memory of a retired category (archived when its pack dropped it) goes in
+    # quarantined, which the insert trigger allows, and gets its status back.
+    status = record.get("status")
+    retired = (
+        status not in ("active", "pending", "quarantined")
+        and record.get("category") not in store.category_names()
+    )
+    row = {**record, "project": project, **({"status": "quarantined"} if retired else {})}
     try:
-        new = _insert(store, "memories", {**record, "project": project}, ids["memories"])
+        new = _insert(store, "memories", row, ids["memories"])
+        if retired:
+            store.tables.memories.set_columns(new, {"status": status})
     except store.db.conn.IntegrityError as error:
         raise InvalidExport(f"memory {record.get('id')}: {error}") from error
     if cell:
@@ -432,6 +515,44 @@ def _load_forgotten(store: Store, record: dict[str, Any], project: str, ids: Any
     _insert(store, "forgotten", {**record, "project": project})
 
 
+def _load_composite_event(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    record["composite_id"] = ids["composites"][record["composite_id"]]
+    _insert(store, "composite_events", record, {})
+
+
+def _load_proposal(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    """A proposal, the memory ids its evidence and diff name renumbered with the memories."""
+    from plugin_sdk.proposals.filing import diff_hash
+
+    memories = ids["memories"]
+    evidence = json.loads(record["evidence"])
+    if any(memories.get(i, i) != i for i in evidence):
+        record["evidence"] = json.dumps(sorted(memories.get(i, i) for i in evidence))
+    diff = json.loads(record["diff"])
+    if record["diff_type"] == "memory_entry" and isinstance(diff, dict):
+        for key in ("id", "into"):
+            if isinstance(diff.get(key), int):
+                diff[key] = memories.get(diff[key], diff[key])
+        if isinstance(diff.get("sources"), list):
+            diff["sources"] = [memories.get(i, i) for i in diff["sources"]]
+        if diff != json.loads(record["diff"]):  # renumbered: the text and its hash follow
+            record["diff"] = json.dumps(diff, ensure_ascii=False)
+            record["diff_hash"] = diff_hash(diff)
+    _insert(store, "proposals", {**record, "project": project}, ids["proposals"])
+
+
+def _load_proposal_event(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
+    record["proposal_id"] = ids["proposals"][record["proposal_id"]]
+    _insert(store, "proposal_events", record, {})
+
+
+def _load_proposal_application(
+    store: Store, record: dict[str, Any], project: str, ids: Any
+) -> None:
+    record["proposal_id"] = ids["proposals"][record["proposal_id"]]
+    _insert(store, "proposal_applications", record)
+
+
 def _load_header(store: Store, record: dict[str, Any], project: str, ids: Any) -> None:
     raise InvalidExport("a second header")
 
@@ -444,8 +565,12 @@ _LOADERS = {
     "memory_entity": _load_memory_entity,
     "relation": _load_relation,
     "forgotten": _load_forgotten,
+    "composite_event": _load_composite_event,
+    "proposal": _load_proposal,
+    "proposal_event": _load_proposal_event,
+    "proposal_application": _load_proposal_application,
 }
-_BY_RECORD = {spec.record: spec for spec in _TABLES}
+_BY_RECORD = {spec.record: spec for spec in (*_TABLES, *_LATER)}
 
 
 def _relink(

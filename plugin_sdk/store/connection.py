@@ -387,7 +387,7 @@ def redacted(url: str) -> str:
 
 def _connect_postgres(url: str) -> Any:
     """Open a PostgreSQL store's connection (the ``postgres`` extra)."""
-    from plugin_sdk.store.postgres.connection import connect
+    from plugin_sdk.store.postgres.database import connect
 
     try:
         return connect(url)

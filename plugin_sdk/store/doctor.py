@@ -103,7 +103,7 @@ def doctor(path: str | Path, *, repair: bool = False, now: datetime | None = Non
     db: Any
     if postgres.is_url(path):
         from plugin_sdk.store.connection import redacted
-        from plugin_sdk.store.postgres.connection import connect
+        from plugin_sdk.store.postgres.database import connect
 
         try:
             db = connect(path)

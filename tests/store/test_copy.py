@@ -36,8 +36,9 @@ from plugin_sdk.proposals.filing import propose
 from plugin_sdk.retain import retention, value_conflicts
 from plugin_sdk.retain.job import retain
 from plugin_sdk.retain.observations import observe
-from plugin_sdk.store import copying, driver
+from plugin_sdk.store import driver
 from plugin_sdk.store.doctor import doctor
+from plugin_sdk.store.file import copying
 from plugin_sdk.store.search import neardup, ranking
 from plugin_sdk.store.tables import hooks
 from plugin_sdk.vectors.embed import Embedded

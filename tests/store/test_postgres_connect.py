@@ -130,7 +130,7 @@ def test_a_wrong_password_is_a_store_error_naming_the_url_without_the_password(
 def test_without_the_postgres_extra_the_error_says_which_to_install(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
     url = UNREACHABLE[0]
-    with pytest.raises(StoreError, match=r"pip install 'memsdk\[postgres\]'") as caught:
+    with pytest.raises(StoreError, match=r"pip install -e '\.\[postgres\]'") as caught:
         Store(url, project="harbour")
     assert str(caught.value).startswith(
         "cannot open store postgresql://memsdk:***@/memsdk?host=/nonexistent:"

@@ -3,7 +3,7 @@
 ``Store("postgresql://…")`` opens one of these instead of a SQLite file
 (``docs/postgres.md``). :mod:`.dialect` rewrites the owners' statements, which
 are written once in the SQL both engines share, where SQLite's spelling
-differs (placeholders, ``INSERT OR IGNORE``, ``LIKE``); :mod:`.connection`
+differs (placeholders, ``INSERT OR IGNORE``, ``LIKE``); :mod:`.database`
 gives the store the connection interface it uses on SQLite; :mod:`.schema`
 creates and fences the schema. Needs the ``postgres`` extra (psycopg 3).
 """

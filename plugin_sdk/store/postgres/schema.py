@@ -30,7 +30,7 @@ from importlib import resources
 from plugin_sdk.errors import SchemaMismatch, SchemaTooNew, StoreError
 from plugin_sdk.store import driver
 from plugin_sdk.store.migrations import KNOWN
-from plugin_sdk.store.postgres.connection import Database
+from plugin_sdk.store.postgres.database import Database
 
 #: The steps ``schema/postgres.sql`` stands for, in order.
 BASELINE = KNOWN[: KNOWN.index("m026_neardup_index") + 1]

@@ -29,7 +29,7 @@ Locks: ``CREATE TRIGGER`` takes ``SHARE ROW EXCLUSIVE`` on its table until the
 transaction ends. That lets readers through (their ``ACCESS SHARE`` does not
 conflict) and holds off only other writers, which the store's write lock (the
 transaction advisory lock of
-:meth:`~plugin_sdk.store.postgres.connection.Database.atomic`) holds off
+:meth:`~plugin_sdk.store.postgres.database.Database.atomic`) holds off
 already; a recording runs inside that lock, so the first one waits for no one
 and makes no one wait who would not have waited anyway. After that a
 recording changes nothing in the catalog but its own temporary tables (the
@@ -216,15 +216,15 @@ class PgUndoLog:
     def deferred_checks(self, names: list[str]) -> Iterator[None]:
         """Constraints checked when the rows are back, not row by row (inside a transaction).
 
-        ``SET CONSTRAINTS ALL DEFERRED`` reaches only constraints declared
-        ``DEFERRABLE``: the schema's foreign keys must be, for a memory deleted
-        with its vectors (by the cascade, after it) to come back. ``SET
-        CONSTRAINTS ALL IMMEDIATE`` at the end checks what was deferred and
-        raises ``IntegrityError`` for a row that refers to a missing one.
+        Deferring reaches only constraints declared deferrable: the schema's
+        foreign keys are, so a memory deleted with its vectors (by the
+        cascade, after it) comes back. Switching them back to immediate at the
+        end checks what was deferred and raises ``IntegrityError`` for a row
+        that refers to a missing one.
         """
-        self.db.executescript("SET CONSTRAINTS ALL DEFERRED")
+        self.db.executescript("set constraints all deferred")
         yield
-        self.db.executescript("SET CONSTRAINTS ALL IMMEDIATE")
+        self.db.executescript("set constraints all immediate")
 
     def _copy(self, name: str) -> str:
         return f"memsdk_undo_old_{self._oids[name]}"

@@ -43,7 +43,8 @@ def _import_psycopg() -> Any:
         import psycopg
     except ImportError as error:
         raise driver.OperationalError(
-            "PostgreSQL needs the postgres extra: pip install 'memsdk[postgres]' (psycopg 3)"
+            "PostgreSQL needs psycopg 3: pip install 'psycopg[binary]>=3.2' "
+            "(in a memsdk checkout: pip install -e '.[postgres]')"
         ) from error
     return psycopg
 
@@ -173,6 +174,11 @@ class Row(tuple):
 
 class Connection:
     """A psycopg connection behind ``sqlite3.Connection``'s methods."""
+
+    # sqlite3.Connection names its module's exceptions too: the same ones here.
+    Error = driver.Error
+    IntegrityError = driver.IntegrityError
+    OperationalError = driver.OperationalError
 
     def __init__(self, raw: Any) -> None:
         self.raw = raw
