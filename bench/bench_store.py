@@ -705,8 +705,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"seen_count sum {seen:,}; write_many (rows, seen, indexed) {many_state}, "
                 f"baseline {sorted(plain_states)}"
             )
-        log(f"heap: write_many of all {args.n:,} under tracemalloc (untimed) ...")
-        heap_mib = heap_peak(places, items, args.batch)
+        heap_mib = math.nan
+        if not args.no_heap:
+            log(f"heap: write_many of all {args.n:,} under tracemalloc (untimed) ...")
+            heap_mib = heap_peak(places, items, args.batch)
         per_batch_rate = [
             len(items[i * args.batch : (i + 1) * args.batch]) / t for i, t in enumerate(batch_times)
         ]
@@ -969,6 +971,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--db",
         help="a postgresql:// URL: each store in a fresh schema there (default: SQLite files)",
+    )
+    parser.add_argument(
+        "--no-heap",
+        action="store_true",
+        help="skip the untimed tracemalloc run (one write of all N)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
