@@ -529,7 +529,7 @@ def connection_settings(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 def remove_store(path: str | Path) -> None:
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+    for name in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
         name.unlink(missing_ok=True)
 
 
