@@ -479,7 +479,7 @@ def run_on(
         "other_errors": len(surfaced) - len(lock_errors),
         "errors_shown": surfaced[:5],
         "writes_lost": expected - distinct,
-        "writes_duplicated": (present - distinct) + extra,
+        "writes_duplicated": (present - distinct) + int(extra),
         "inbox_left": queued,
         "retain_exit": stages["retain"].returncode,
         "dream_exit": stages["dream"].returncode,
