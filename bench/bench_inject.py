@@ -42,6 +42,7 @@ Run from the repository root::
     .venv/bin/python bench/bench_inject.py                    # seed 10k 100k
     .venv/bin/python bench/bench_inject.py --profiles 1m      # the generated 1M store
     .venv/bin/python bench/bench_inject.py --json
+    .venv/bin/python bench/bench_inject.py --profiles 100k --db 'postgresql://memsdk@/memsdk?host=/tmp/pg'
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_store import Generator
+from places import Places, server_version
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.composites.fragment import fragment
@@ -132,7 +134,7 @@ def items_for(profile: str, categories: list[str], seed: int) -> list[dict[str, 
 
 
 def build(
-    path: Path, items: list[dict[str, Any]], *, structured: bool
+    path: str | Path, items: list[dict[str, Any]], *, structured: bool
 ) -> tuple[Store, dict[str, float]]:
     """The store, and seconds spent writing, fragmenting and mapping."""
     times: dict[str, float] = {}
@@ -154,6 +156,8 @@ def build(
         started = time.perf_counter()
         Dreamer(store).run("map")
         times["map_s"] = time.perf_counter() - started
+    if store.db.engine == "postgresql":
+        store.db.execute("ANALYZE")  # what autovacuum does after a bulk load
     return store, times
 
 
@@ -229,13 +233,21 @@ def monolith_coverage(store: Store, budget: int) -> float:
     return shown / len(rows)
 
 
-def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) -> dict[str, Any]:
-    with Store(tmp / f"{profile}-probe.db", project=PROJECT) as probe:
+def run_profile(
+    profile: str,
+    places: Places,
+    seed: int,
+    keep: Path | None = None,
+    walked: tuple[str, ...] = WALKED,
+) -> dict[str, Any]:
+    probe_place = places.new(f"{profile}-probe.db")
+    with Store(probe_place, project=PROJECT) as probe:
         probe.packs.install(resolve_pack("ops"))
         categories = probe.category_names()
+    places.remove(probe_place)
     items = items_for(profile, categories, seed)
-    path = (keep or tmp) / f"{profile}.db"
-    if keep and path.exists():
+    path: str | Path = keep / f"{profile}.db" if keep else places.new(f"{profile}.db")
+    if keep and Path(path).exists():
         log(f"[{profile}] reusing {path}")
         store, times = (
             Store(path, project=PROJECT),
@@ -305,7 +317,7 @@ def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) ->
         "identical_twice": again.text == result.text,
         "text": result.text,
     }
-    if profile in WALKED:
+    if profile in walked:
         log(f"[{profile}] walking every expand...")
         levels, expands, clipped = walk(store, result.shown, 2)
         out["coverage_by_depth"] = [n / active for n in levels]
@@ -313,14 +325,18 @@ def run_profile(profile: str, tmp: Path, seed: int, keep: Path | None = None) ->
         out["expands_clipped"] = clipped
         out["coverage_from"] = "walked"
         log(f"[{profile}] building the monolith store...")
-        mono, _ = build(tmp / f"{profile}-mono.db", items, structured=False)
+        mono_place = places.new(f"{profile}-mono.db")
+        mono, _ = build(mono_place, items, structured=False)
         out["monolith_coverage"] = monolith_coverage(mono, BUDGET)
         mono.close()
+        places.remove(mono_place)
     else:
         levels = [len(x) for x in reach(store, PROJECT, result.shown, 3)]
         out["coverage_by_depth"] = [n / active for n in levels]
         out["coverage_from"] = "structure"
     store.close()
+    if not keep:
+        places.remove(str(path))
     return out
 
 
@@ -329,6 +345,7 @@ def report(results: list[dict[str, Any]], env: dict[str, Any]) -> str:
         f"memsdk injection benchmark, budget {BUDGET} tokens, expands of {EXPAND_BUDGET} "
         f"({env['python']}, SQLite {env['sqlite']}, {env['machine']}, {env['cpus']} cpus)",
         f"load average at start {env['load_start']}, at end {env['load_end']}",
+        f"engine: {env['engine']}",
         "",
         f"{'profile':<8} {'active':>9} {'inject':>8} {'p90':>8} {'floor':>8} {'x floor':>7} "
         f"{'use@1k':>7} {'use@2k':>7} {'use@4k':>7}  coverage after 0 / 1 / 2 (/ 3) expands",
@@ -402,17 +419,32 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--keep", type=Path, help="keep (and reuse) the built stores in this folder"
     )
+    parser.add_argument(
+        "--db", help="a postgresql:// URL: each store in a fresh schema there, dropped after"
+    )
+    parser.add_argument(
+        "--no-walk",
+        action="store_true",
+        help="coverage from the structure for every profile (no walk, no monolith store)",
+    )
     args = parser.parse_args(argv)
+    if args.db and args.keep:
+        parser.error("--keep keeps SQLite files; it does not go with --db")
     env = {
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "load_start": _load(),
+        "engine": server_version(args.db) if args.db else f"SQLite {sqlite3.sqlite_version}",
     }
-    with tempfile.TemporaryDirectory(prefix="memsdk-bench-inject-") as tmp:
+    walked = () if args.no_walk else WALKED
+    with (
+        tempfile.TemporaryDirectory(prefix="memsdk-bench-inject-") as tmp,
+        Places(tmp, args.db) as places,
+    ):
         results = [
-            run_profile(profile, Path(tmp), args.seed, args.keep) for profile in args.profiles
+            run_profile(profile, places, args.seed, args.keep, walked) for profile in args.profiles
         ]
     env["load_end"] = _load()
     if args.block:

@@ -32,6 +32,7 @@ recall: inside the block).
     .venv/bin/python bench/bench_recall.py                 # test split
     .venv/bin/python bench/bench_recall.py --split tune    # for tuning
     .venv/bin/python bench/bench_recall.py --speed 100000  # latency at 100k memories
+    .venv/bin/python bench/bench_recall.py --speed 100000 --db 'postgresql://memsdk@/memsdk?host=/tmp/pg'
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ from collections.abc import Callable
 from pathlib import Path
 from random import Random
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from places import Places
 
 from plugin_sdk import Store, recall, validate_pack
 from plugin_sdk.store.search.engine import stopwords
@@ -278,8 +283,11 @@ def print_table(results: dict[str, Any], split: str) -> None:
         print(f"\noff-topic prompts that get a recall block: {share:.3f} (goal: at most 0.10)")
 
 
-def speed(size: int, queries: int) -> dict[str, Any]:
+def speed(size: int, queries: int, db: str | None = None) -> dict[str, Any]:
     """Search and recall latency on a store file of ``size`` memories made of the dataset's turns.
+
+    ``db``: a ``postgresql://`` URL; the store is then a fresh schema there,
+    dropped after.
 
     Each turn is repeated with a serial number (``(note N)``), so every word
     recurs ``size / 1,649`` times and more, and ``note`` is in every memory.
@@ -295,7 +303,8 @@ def speed(size: int, queries: int) -> dict[str, Any]:
     ]
     rng = Random(14)
     folder = tempfile.TemporaryDirectory()
-    store = Store(Path(folder.name) / "speed.db", project="bench-speed")
+    places = Places(folder.name, db)
+    store = Store(places.new("speed.db"), project="bench-speed")
     store.packs.install(validate_pack(PACK, source="bench_recall"))
     batch = []
     for i in range(size):
@@ -306,6 +315,8 @@ def speed(size: int, queries: int) -> dict[str, Any]:
             batch = []
     if batch:
         store.memories.write_many(batch)
+    if db:
+        store.db.execute("ANALYZE")  # what autovacuum does after a bulk load
     questions = [q["question"] for q in data["questions"]]
     picked = rng.sample(questions, min(queries, len(questions)))
     common = ["what did you say about the note", "note", "Maya Tom note", "how are you doing today"]
@@ -320,6 +331,7 @@ def speed(size: int, queries: int) -> dict[str, Any]:
     for question in common * max(1, queries // 20):
         timings["search (common words)"].append(_time(store.memories.search, question, limit=20))
     store.close()
+    places.close()
     folder.cleanup()
     return {
         name: {
@@ -350,12 +362,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hybrid", action="store_true", help="also search with hash vectors")
     parser.add_argument("--minilm", action="store_true", help="also search with MiniLM vectors")
     parser.add_argument("--undated", action="store_true", help="turns with no occurred_at")
+    parser.add_argument(
+        "--db", help="with --speed: a postgresql:// URL, the store in a fresh schema there"
+    )
     args = parser.parse_args(argv)
     for item in args.set:
         name, _, value = item.partition("=")
         SETTINGS[name] = json.loads(value) if value[:1].isdigit() or value[:1] == "-" else value
     if args.speed:
-        result = speed(args.speed, args.queries)
+        result = speed(args.speed, args.queries, args.db)
         print(json.dumps(result, indent=2) if args.json else _speed_text(args.speed, result))
         return 0
     methods = dict(METHODS)

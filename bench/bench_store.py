@@ -24,6 +24,12 @@ What it measures, each against a baseline run in the same process:
   its minimum kept; medians and p95 are taken over the queries.
 
 Stores are files in a temporary directory (WAL on disk, not ``:memory:``).
+With ``--db postgresql://…`` each store is a fresh schema of that database
+instead (dropped after), and the write baseline is psycopg ``executemany`` of
+the same rows with the same upsert into a bare table (the same columns and
+unique key; no triggers, no full-text column), one transaction per batch;
+the end states compared are rows and seen counts. The search baseline is the
+same ``LIKE`` scan (``ILIKE`` on PostgreSQL).
 The text generator is seeded, so two runs with the same flags write the
 same memories and run the same queries.
 
@@ -32,6 +38,7 @@ Run from the repository root (full default run: about 6 minutes on 2 busy cores)
     .venv/bin/python bench/bench_store.py
     .venv/bin/python bench/bench_store.py --n 20000 --queries 50 --ratio-reps 3   # quick look
     .venv/bin/python bench/bench_store.py --json > store.json       # results as JSON
+    .venv/bin/python bench/bench_store.py --db 'postgresql://memsdk@/memsdk?host=/tmp/pg'
 """
 
 from __future__ import annotations
@@ -58,6 +65,10 @@ from pathlib import Path
 from random import Random
 from string import Formatter
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from places import Places, server_version
 
 from plugin_sdk import Store, resolve_pack
 from plugin_sdk.store.normalize import normalize, normalized_hash
@@ -351,7 +362,7 @@ class Generator:
 # Measurement helpers
 
 
-def open_store(path: Path) -> Store:
+def open_store(path: str | Path) -> Store:
     store = Store(path, project=PROJECT)
     if not store.packs.installed():
         store.packs.install(resolve_pack(PACK))
@@ -370,7 +381,7 @@ def log(message: str) -> None:
 
 
 def bulk_write(
-    path: Path, items: list[dict[str, Any]], batch: int
+    path: str, items: list[dict[str, Any]], batch: int
 ) -> tuple[float, list[float], int, int, Store]:
     store = open_store(path)
     results = []
@@ -400,7 +411,7 @@ ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
 """
 
 
-def plain_rows(path: Path, items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+def plain_rows(path: str, items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """The rows write_many would write, as parameters of :data:`PLAIN_UPSERT` (untimed)."""
     with open_store(path) as store:
         kinds = dict(store.db.conn.execute("SELECT name, kind FROM categories").fetchall())
@@ -435,8 +446,59 @@ def end_state(conn: sqlite3.Connection) -> tuple[int, int, int]:
     return rows, seen, indexed
 
 
+def pg_end_state(store: Store) -> tuple[int, int]:
+    """Rows and the sum of seen counts (what the bare-table baseline can be compared on)."""
+    rows, seen = store.db.execute("SELECT count(*), sum(seen_count) FROM memories").fetchone()
+    return int(rows), int(seen)
+
+
+#: The PostgreSQL baseline's bare table: the columns the upsert writes, its unique key.
+PG_PLAIN_TABLE = """
+CREATE TABLE plain_memories (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    project TEXT NOT NULL, kind TEXT NOT NULL, category TEXT NOT NULL, content TEXT NOT NULL,
+    normalized_hash TEXT NOT NULL, status TEXT NOT NULL, importance BIGINT NOT NULL,
+    scope TEXT NOT NULL, shareable BIGINT NOT NULL, source TEXT, note TEXT,
+    token_count BIGINT, tokenizer TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+    last_seen_at TEXT NOT NULL, occurred_at TEXT, seen_count BIGINT NOT NULL DEFAULT 1,
+    UNIQUE (project, category, normalized_hash)
+)
+"""
+PG_PLAIN_UPSERT = (
+    PLAIN_UPSERT.replace("INSERT INTO memories", "INSERT INTO plain_memories")
+    .replace("?", "%s")
+    .replace("seen_count = seen_count + 1", "seen_count = plain_memories.seen_count + 1")
+    .replace("coalesce(occurred_at,", "coalesce(plain_memories.occurred_at,")
+)
+
+
+def pg_plain_write(
+    places: Places, rows: list[tuple[Any, ...]], batch: int
+) -> tuple[float, tuple[int, int]]:
+    """Plain psycopg: ``executemany`` of the upsert per batch, one transaction each, bare table."""
+    import psycopg
+
+    place = places.new("plain")
+    try:
+        with psycopg.connect(place) as conn:
+            conn.execute(PG_PLAIN_TABLE)
+            conn.commit()
+            start = time.perf_counter()
+            for first in range(0, len(rows), batch):
+                with conn.cursor() as cursor:
+                    cursor.executemany(PG_PLAIN_UPSERT, rows[first : first + batch])
+                conn.commit()
+            elapsed = time.perf_counter() - start
+            count, seen = conn.execute(
+                "SELECT count(*), sum(seen_count) FROM plain_memories"
+            ).fetchone()
+            return elapsed, (int(count), int(seen))
+    finally:
+        places.remove(place)
+
+
 def plain_write(
-    path: Path, rows: list[tuple[Any, ...]], batch: int
+    path: str, rows: list[tuple[Any, ...]], batch: int
 ) -> tuple[float, tuple[int, int, int]]:
     """Plain sqlite3: ``executemany`` per batch, one transaction each, into a memsdk store file."""
     with open_store(path) as store:  # the schema memsdk creates, triggers included
@@ -466,13 +528,14 @@ def connection_settings(conn: sqlite3.Connection) -> dict[str, int]:
     return {name: int(conn.execute(f"PRAGMA {name}").fetchone()[0]) for name in SETTINGS}
 
 
-def remove_store(path: Path) -> None:
-    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+def remove_store(path: str | Path) -> None:
+    for name in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm")):
         name.unlink(missing_ok=True)
 
 
-def heap_peak(path: Path, items: list[dict[str, Any]], batch: int) -> float:
+def heap_peak(places: Places, items: list[dict[str, Any]], batch: int) -> float:
     """Python heap peak (MiB, tracemalloc) of an untimed write_many run over ``items``."""
+    path = places.new("heap.db")
     with open_store(path) as store:
         write_many = store.memories.write_many
         tracemalloc.start()
@@ -482,11 +545,11 @@ def heap_peak(path: Path, items: list[dict[str, Any]], batch: int) -> float:
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    remove_store(path)
+    places.remove(path)
     return peak / 2**20
 
 
-def single_writes(path: Path, items: list[dict[str, Any]]) -> float:
+def single_writes(path: str, items: list[dict[str, Any]]) -> float:
     with open_store(path) as store:
         write = store.memories.write
         start = time.perf_counter()
@@ -500,7 +563,7 @@ def single_writes(path: Path, items: list[dict[str, Any]]) -> float:
         return time.perf_counter() - start
 
 
-def batched_writes(path: Path, items: list[dict[str, Any]], batch: int) -> float:
+def batched_writes(path: str, items: list[dict[str, Any]], batch: int) -> float:
     with open_store(path) as store:
         start = time.perf_counter()
         for first in range(0, len(items), batch):
@@ -563,14 +626,22 @@ def load_average() -> list[float] | None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="memsdk-bench-", dir=args.dir) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="memsdk-bench-", dir=args.dir) as tmp,
+        Places(tmp, args.db) as places,
+    ):
         env = environment(tmp)
+        env["engine"] = places.engine
+        env["server"] = server_version(args.db) if args.db else f"SQLite {env['sqlite']}"
+        pg = args.db is not None
         log(
-            f"python {env['python']}, sqlite {env['sqlite']}, {env['platform']}, "
-            f"{env['cpu_count']} cpus; stores in {tmp}"
+            f"python {env['python']}, {env['server']}, {env['platform']}, "
+            f"{env['cpu_count']} cpus; stores in {args.db or tmp}"
         )
-        with open_store(Path(tmp) / "probe.db") as probe:
+        probe_place = places.new("probe.db")
+        with open_store(probe_place) as probe:
             categories = probe.category_names()
+        places.remove(probe_place)
         gen = Generator(categories, args.seed)
         t0 = time.perf_counter()
         items, n_repeats = gen.items(args.n, args.repeat_fraction)
@@ -580,9 +651,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         # Writes: write_many and the plain-sqlite3 baseline, interleaved; the
         # first write_many store is kept for the checks and the search.
-        rows_plain = plain_rows(Path(tmp) / "rows.db", items)
+        rows_place = places.new("rows.db")
+        rows_plain = plain_rows(rows_place, items)
+        places.remove(rows_place)
         log(
-            f"bulk write: write_many and plain sqlite3 executemany, {args.batch:,} per "
+            f"bulk write: write_many and the {'psycopg' if pg else 'plain sqlite3'} executemany baseline, {args.batch:,} per "
             f"transaction, {args.ratio_reps} runs each, interleaved ..."
         )
         many_s: list[float] = []
@@ -592,13 +665,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for rep in range(args.ratio_reps):
             for which in ("many", "plain") if rep % 2 == 0 else ("plain", "many"):
                 if which == "plain":
-                    seconds, state = plain_write(
-                        Path(tmp) / f"plain-{rep}.db", rows_plain, args.batch
-                    )
+                    if pg:
+                        seconds, state = pg_plain_write(places, rows_plain, args.batch)
+                    else:
+                        seconds, state = plain_write(
+                            places.new(f"plain-{rep}.db"), rows_plain, args.batch
+                        )
                     plain_s.append(seconds)
                     plain_states.add(state)
                     continue
-                path = Path(tmp) / f"bulk-{rep}.db"
+                path = places.new(f"bulk-{rep}.db")
                 run_s, run_batches, run_created, run_folded, run_store = bulk_write(
                     path, items, args.batch
                 )
@@ -608,17 +684,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     batch_times, created, folded = run_batches, run_created, run_folded
                 else:
                     run_store.close()
-                    remove_store(path)
+                    places.remove(path)
         assert store is not None
         elapsed = statistics.median(many_s)
-        many_state = end_state(store.db.conn)
-        rows, seen, _ = many_state
+        many_state = pg_end_state(store) if pg else end_state(store.db.conn)
+        rows, seen = many_state[:2]
         checks = {
             "folded == generated repeats": folded == n_repeats,
             "created == originals": created == args.n - n_repeats,
             "rows in store == created": rows == created,
             "sum(seen_count) == n": seen == args.n,
-            "plain sqlite3 ends in the same rows, seen counts and index": plain_states
+            "the baseline ends in the same rows, seen counts (and index, SQLite)": plain_states
             == {many_state},
         }
         if not all(checks.values()):
@@ -627,10 +703,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"DEDUP CHECK FAILED ({failed}): generated {n_repeats:,} repeats, "
                 f"write_many folded {folded:,} and created {created:,}; store has {rows:,} rows, "
                 f"seen_count sum {seen:,}; write_many (rows, seen, indexed) {many_state}, "
-                f"plain sqlite3 {sorted(plain_states)}"
+                f"baseline {sorted(plain_states)}"
             )
-        log(f"heap: write_many of all {args.n:,} under tracemalloc (untimed) ...")
-        heap_mib = heap_peak(Path(tmp) / "heap.db", items, args.batch)
+        heap_mib = math.nan
+        if not args.no_heap:
+            log(f"heap: write_many of all {args.n:,} under tracemalloc (untimed) ...")
+            heap_mib = heap_peak(places, items, args.batch)
         per_batch_rate = [
             len(items[i * args.batch : (i + 1) * args.batch]) / t for i, t in enumerate(batch_times)
         ]
@@ -652,8 +730,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         single_s = []
         sample_s = []
         for rep in range(args.write_reps):
-            single_s.append(single_writes(Path(tmp) / f"single-{rep}.db", sample))
-            sample_s.append(batched_writes(Path(tmp) / f"sample-{rep}.db", sample, args.batch))
+            place = places.new(f"single-{rep}.db")
+            single_s.append(single_writes(place, sample))
+            places.remove(place)
+            place = places.new(f"sample-{rep}.db")
+            sample_s.append(batched_writes(place, sample, args.batch))
+            places.remove(place)
         single_rate = len(sample) / statistics.median(single_s)
         sample_many_rate = len(sample) / statistics.median(sample_s)
         bulk_rate = args.n / elapsed
@@ -693,11 +775,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         }
 
         # Search on the bulk store.
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        log(f"search: {len(queries)} queries x {args.reps} runs, FTS5 search() and LIKE scan ...")
+        if pg:
+            store.db.execute("ANALYZE")  # what autovacuum does after a bulk load
+            quoted_count = (
+                "SELECT count(*) FROM memories WHERE status = 'active' "
+                "AND search @@ plainto_tsquery('memsdk', memsdk_words(?))"
+            )
+        else:
+            store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            quoted_count = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
+        log(f"search: {len(queries)} queries x {args.reps} runs, search() and LIKE scan ...")
         search = store.memories.search
         execute = store.db.execute
-        quoted_count = "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?"
         for query in queries[:10]:  # warm the page cache and statement cache
             search(query, limit=10)
         per_query = []
@@ -714,7 +803,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 t2 = time.perf_counter()
                 fts_best = min(fts_best, t1 - t0)
                 like_best = min(like_best, t2 - t1)
-            matches = execute(quoted_count, [store.db.quote_fts(query)]).fetchone()[0]
+            matched = query if pg else store.db.quote_fts(query)
+            matches = execute(quoted_count, [matched]).fetchone()[0]
             if not hits or not found:
                 raise SystemExit(
                     f"query {query!r} found nothing (FTS {len(hits)}, LIKE {len(found)}); "
@@ -782,11 +872,21 @@ def times(ratio: float) -> str:
 
 def report(results: dict[str, Any]) -> str:
     env, w, s = results["environment"], results["write"], results["search"]
+    pg = env.get("engine") == "postgresql"
+    plain = "psycopg executemany, bare table" if pg else "plain sqlite3 executemany"
+    plain_short = "psycopg baseline" if pg else "plain sqlite3"
+    plain_note = (
+        "same rows and upsert, hashed and counted beforehand; bare table, same batches"
+        if pg
+        else "same rows, hashed and counted beforehand; same schema, triggers and batches"
+    )
+    index = "tsvector search" if pg else "FTS5 search"
     lines = [
-        "memsdk store benchmark",
+        "memsdk store benchmark" + (" (PostgreSQL)" if pg else ""),
         f"  {env['date']}; memsdk {env['memsdk']} ({env['commit'] or 'no git'}), "
         f"python {env['python']}, sqlite {env['sqlite']}, sqlite-utils {env['sqlite_utils']}, "
         f"tiktoken {env['tiktoken']}",
+        f"  engine: {env.get('server', 'SQLite ' + env['sqlite'])}",
         f"  {env['platform']}, {env['cpu']}, os.cpu_count() = {env['cpu_count']}",
         f"  load average (1/5/15 min) at start {env['loadavg_start']}, at end {env['loadavg_end']}",
         "",
@@ -796,11 +896,10 @@ def report(results: dict[str, Any]) -> str:
         f"  ({w['bulk_seconds']:.1f} s, median of {w['ratio_reps']}; first run per batch: median "
         f"{w['bulk_batch_rate_median']:,.0f}/s, first {w['bulk_first_batch_rate']:,.0f}/s, "
         f"last {w['bulk_last_batch_rate']:,.0f}/s)",
-        f"  baseline: plain sqlite3 executemany {w['plain_rate']:>10,.0f} memories/s"
-        f"  (same rows, hashed and counted beforehand; same schema, triggers and batches;"
-        f" median of {w['ratio_reps']}, interleaved)",
-        f"  write_many / plain sqlite3         {times(w['ratio_bulk_vs_plain']):>10}"
-        f"  (same end state: rows, seen counts, indexed rows: OK)",
+        f"  baseline: {plain} {w['plain_rate']:>10,.0f} memories/s"
+        f"  ({plain_note}; median of {w['ratio_reps']}, interleaved)",
+        f"  write_many / {plain_short:<21} {times(w['ratio_bulk_vs_plain']):>10}"
+        f"  (same end state: rows, seen counts{'' if pg else ', indexed rows'}: OK)",
         f"  Python heap peak, write_many of all {w['n']:,}: {w['heap_peak_mib']:.1f} MiB"
         f"  (tracemalloc, untimed run)",
         f"  rows created / folded              {w['created']:>10,} / {w['folded']:,}"
@@ -817,7 +916,7 @@ def report(results: dict[str, Any]) -> str:
         f"Search: the bulk-write store ({s['store_rows']:,} rows), {s['queries']} queries of "
         f"1-3 words, min of {s['reps']} runs per query, then median / p95 over queries",
         "                                 median       p95",
-        f"  FTS5 search(q, limit=10)   {s['fts_median_ms']:>8.2f} ms {s['fts_p95_ms']:>8.2f} ms",
+        f"  {index + '(q, limit=10)':<26} {s['fts_median_ms']:>8.2f} ms {s['fts_p95_ms']:>8.2f} ms",
         f"  baseline: LIKE scan        {s['like_median_ms']:>8.2f} ms {s['like_p95_ms']:>8.2f} ms",
         "  by how many memories the FTS query matches (medians; FTS ranks every match,",
         "  LIKE stops at the first 10 rows it meets, so common words favour LIKE):",
@@ -832,7 +931,7 @@ def report(results: dict[str, Any]) -> str:
         "Summary                                   result      baseline     ratio",
         f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
         f" {w['plain_rate']:>13,.0f}"
-        f"  {times(w['ratio_bulk_vs_plain']):>7}  write_many / plain sqlite3",
+        f"  {times(w['ratio_bulk_vs_plain']):>7}  write_many / {plain_short}",
         f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
         f" {w['baseline_single_rate']:>13,.0f}"
         f"  {times(w['ratio_bulk_vs_single']):>7}  write_many / write()",
@@ -869,6 +968,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reps", type=int, default=3, help="timings per query (minimum kept)")
     parser.add_argument("--seed", type=int, default=20260501, help="generator seed")
     parser.add_argument("--dir", default=None, help="where the temporary stores go")
+    parser.add_argument(
+        "--db",
+        help="a postgresql:// URL: each store in a fresh schema there (default: SQLite files)",
+    )
+    parser.add_argument(
+        "--no-heap",
+        action="store_true",
+        help="skip the untimed tracemalloc run (one write of all N)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     results = run(args)

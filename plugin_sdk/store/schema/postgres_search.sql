@@ -25,7 +25,11 @@ ALTER TABLE memories ADD COLUMN search tsvector
     GENERATED ALWAYS AS (to_tsvector('memsdk', memsdk_words(content))) STORED;
 ALTER TABLE memories ADD COLUMN search_len integer
     GENERATED ALWAYS AS (memsdk_word_count(content)) STORED;
-CREATE INDEX memories_search ON memories USING gin (search) WHERE status = 'active';
+-- fastupdate off: with the pending list on, a bulk write leaves its rows in it
+-- (unsorted, scanned whole by every query) until a VACUUM, and the planner
+-- then prefers a sequential scan of memories (docs/benchmarks.md#postgresql).
+CREATE INDEX memories_search ON memories USING gin (search) WITH (fastupdate = off)
+    WHERE status = 'active';
 
 -- Corpus counts for bm25: live rows and their total length, kept by statement triggers.
 CREATE TABLE search_stats (
