@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_sdk import Store, recall
-from plugin_sdk.stages.recall import hits_for
+from plugin_sdk import Store
 from plugin_sdk.store.search import answers
 from plugin_sdk.store.search.ranking import set_setting
 
@@ -61,12 +60,3 @@ def test_a_question_without_an_answer_kind_ranks_as_before(store: Store) -> None
     set_setting(store, "answer", 0)
     assert [h.memory.id for h in store.memories.search("billing service replicas")] == before
     assert all("as the question asks" not in h.why for h in store.memories.search("billing"))
-
-
-def test_recall_searches_for_as_many_hits_as_its_budget_could_show(store: Store) -> None:
-    assert hits_for(1500) == 100 and hits_for(300) == 50 and hits_for(10_000) == 200
-    for n in range(80):
-        store.memories.write(f"Kafka broker {n} keeps its logs.", "CONFIG_VALUES")
-    shown = recall(store, "kafka broker logs", budget=1500, record=False).shown
-    assert len(shown) > 50  # more than the old fixed 50 hits, all within the budget
-    assert len(recall(store, "kafka broker logs", budget=1500, limit=50).shown) == 50

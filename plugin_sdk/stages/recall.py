@@ -2,8 +2,7 @@
 
 ``recall(store, query, budget=1500)`` searches (``store.memories.search``: the
 plain-language parser, the ranking of ``docs/search.md``, the
-``search_candidates`` and ``search_rank`` hooks) for as many hits as the
-budget could show (:func:`hits_for`: 100 for 1,500 tokens) and packs them,
+``search_candidates`` and ``search_rank`` hooks) and packs the results,
 best first, into a ``<memory-recall>`` block:
 
 - each memory is one line, ``- [id] (date) CATEGORY: text`` (its category
@@ -46,8 +45,6 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 1500
 OPEN, CLOSE = "<memory-recall>", "</memory-recall>"
 TRUTH_CHARS = 300
-LINE_TOKENS = 15  # about a dated line's frame, before its text (hits_for)
-MIN_HITS, MAX_HITS = 50, 200
 
 
 @attrs.define
@@ -80,21 +77,16 @@ def recall(
     *,
     budget: int = DEFAULT_BUDGET,
     project: str | None = None,
-    limit: int | None = None,
+    limit: int = 50,
     record: bool = True,
 ) -> Recall:
-    """The recall block for ``query``; see the module docstring.
-
-    ``limit``: how many hits to search for; by default enough to fill the
-    budget (:func:`hits_for`)."""
+    """The recall block for ``query``; see the module docstring."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise MemsdkError(f"budget must be a whole number of at least 1 token, got {budget!r}")
     project = project or store.project
     if not isinstance(query, str) or not query.strip():
         return _empty(store, budget)
-    hits = store.memories.search(
-        query, project=project, limit=hits_for(budget) if limit is None else limit
-    )
+    hits = store.memories.search(query, project=project, limit=limit)
     if max((hit.evidence for hit in hits), default=0.0) < float(settings(store)["recall_floor"]):
         hits = []  # the store knows nothing the query asks about: no block
     units = _units(store, query, hits, project)
@@ -128,14 +120,6 @@ def recall(
         store.memories.record_retrievals(shown)
     left = [i for i in dict.fromkeys(left_out) if i not in why]
     return Recall(text, tokens, budget, shown, why, truths, left)
-
-
-def hits_for(budget: int) -> int:
-    """How many hits to search for to fill ``budget``: ``budget // LINE_TOKENS`` (a dated
-    line costs about that before its text: 17 cl100k tokens for ``- [1234] (2026-01-11)
-    CHAT: ``), at least ``MIN_HITS`` (a small budget still skips what does not fit for
-    what does), at most ``MAX_HITS`` (search's cost grows with the hits it ranks)."""
-    return min(max(MIN_HITS, budget // LINE_TOKENS), MAX_HITS)
 
 
 def _empty(store: Store, budget: int) -> Recall:
