@@ -16,7 +16,9 @@ records as conflicts and never merges). Then, on the same store:
   per task and their sum; curate's time includes building its MinHash index
   for every memory (``plugin_sdk/store/search/neardup.py``).
 
-Prints the load average (``os.getloadavg()``) before and after.
+Prints the load average (``os.getloadavg()``) before and after, and each
+task's CPU time (``time.process_time()``) beside its wall time: on a shared
+machine the wall time includes waiting for a core, the CPU time does not.
 
 Run from the repository root::
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -118,12 +121,18 @@ def main() -> None:
         store = build(Path(tmp) / "bench.db", generate(args.n, args.dupes, args.swaps, args.seed))
         built = time.perf_counter() - start
         per_memory, _ = old_candidates(store, args.old_sample)
+        print(f"build {built:.1f} s, old candidates {per_memory * 1000:.1f} ms", file=sys.stderr)
         dreamer = Dreamer(store)
         tasks: dict[str, float] = {}
+        cpu: dict[str, float] = {}
         for name in sorted(dreamer.tasks):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             dreamer.run(name)
             tasks[name] = time.perf_counter() - start
+            cpu[name] = time.process_time() - start_cpu
+            print(
+                f"{name}: {tasks[name]:.2f} s ({cpu[name]:.2f} s CPU)", file=sys.stderr, flush=True
+            )
         merged = store.memories.count(project=PROJECT, status="superseded")
         disputes = int(store.db.execute("SELECT count(*) FROM memory_conflicts").fetchone()[0])
     result = {
@@ -131,6 +140,8 @@ def main() -> None:
         "build_s": round(built, 2),
         "tasks_s": {k: round(v, 2) for k, v in tasks.items()},
         "all_tasks_s": round(sum(tasks.values()), 2),
+        "tasks_cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "all_tasks_cpu_s": round(sum(cpu.values()), 2),
         "old_curate_candidates_ms_per_memory": round(per_memory * 1000, 2),
         "old_curate_sample": min(args.old_sample, args.n),
         "old_curate_candidates_s_extrapolated": round(per_memory * args.n, 1),

@@ -69,7 +69,7 @@ def near_duplicates(store: Store, memory: Memory, project: str) -> list[Memory]:
     ws = words(memory.content)
     return [
         other
-        for other in curate_index.candidates(store, memory, ws, SIMILARITY)
+        for other in curate_index.candidates(store, memory, ws, SIMILARITY, words)
         if other.status == "active"
         and other.project == project  # another project's shared memory is read-only here
         and other.category == memory.category

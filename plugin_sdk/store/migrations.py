@@ -1263,3 +1263,16 @@ def m026_neardup_index(db: Database) -> None:
         INSERT INTO neardup_dirty (memory_id) SELECT id FROM memories;
         """
     )
+
+
+@step
+def m027_memories_in_id_order(db: Database) -> None:
+    db.executescript(
+        """
+        -- A pass over a project's memories in batches (the dreamer's tasks:
+        -- project, status, id > cursor, ORDER BY id LIMIT n) seeks its next
+        -- batch here and stops; through memories_project_status it read and
+        -- sorted every later row for each batch (quadratic over a pass).
+        CREATE INDEX memories_project_status_id ON memories (project, status, id);
+        """
+    )

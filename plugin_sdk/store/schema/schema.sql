@@ -104,6 +104,8 @@ CREATE INDEX memories_occurred ON memories (project, occurred_at);
 
 CREATE INDEX memories_batch ON memories (batch) WHERE batch IS NOT NULL;
 
+CREATE INDEX memories_project_status_id ON memories (project, status, id);
+
 CREATE TRIGGER memories_category_insert BEFORE INSERT ON memories
     WHEN NEW.status != 'quarantined' AND NOT EXISTS (
         SELECT 1 FROM categories WHERE name = NEW.category AND status = 'active')

@@ -99,14 +99,35 @@ def refresh(store: Store, words: Callable[[str], set[str]]) -> int:
     return done
 
 
-def candidates(store: Store, memory: Memory, ws: set[str], similarity: float) -> list[Memory]:
+def candidates(
+    store: Store,
+    memory: Memory,
+    ws: set[str],
+    similarity: float,
+    words: Callable[[str], set[str]] | None = None,
+) -> list[Memory]:
     """Memories that share a band with ``memory`` (word set ``ws``; itself excluded) and
-    have a word count that can reach ``similarity``; not yet checked."""
+    have a word count that can reach ``similarity``.
+
+    With ``words`` (the word-set function the index was built with) each candidate's
+    Jaccard similarity with ``ws`` is checked on its text alone first, and only those at
+    ``similarity`` or more are read as whole memories: the false candidates, which grow
+    with the store, cost one light read. Without it nothing is checked yet."""
     if not ws:
         return []
     low, high = size_range(len(ws), similarity)
     ids = store.tables.neardup.candidates(buckets(memory.project, memory.category, ws), low, high)
     ids = [i for i in ids if i != memory.id]
+    if ids and words is not None:
+        ids = [
+            i
+            for i, text in store.tables.neardup.texts(ids)
+            if _jaccard(ws, words(text)) >= similarity
+        ]
     if not ids:
         return []
     return [Memory.from_row(row) for row in store.tables.neardup.memories(ids)]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0

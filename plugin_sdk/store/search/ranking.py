@@ -14,6 +14,7 @@ For a memory *d* of the candidates (the weights are settings, see below)::
                    + pinned × pinned(d)
                    + entity × min(2, entities of the query d is linked to)
                    + time × [occurred_at (else created_at) in the query's span]
+                   + answer × [d holds the kind of answer the question asks for]
     score(d)   = context(d) × max(prior(d), 0.05)
 
 The weights are **settings** a store may change: table ``search_settings``,
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import InvalidMemory
-from plugin_sdk.store.search import episodes
+from plugin_sdk.store.search import answers, episodes
 from plugin_sdk.store.search.query import Query, tokens
 from plugin_sdk.store.search.when import TimeRange
 
@@ -69,6 +70,7 @@ DEFAULTS: dict[str, Any] = {
     "pinned": 0.2,
     "entity": 0.5,  # per entity of the query the memory is linked to (at most 2)
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
+    "answer": 1.0,  # memory holds the kind of answer the question asks for (answers.py)
     "rrf_k": 60,  # rank constant: a plugin's place p scores (rrf_k + 1) / (rrf_k + p)
     "plugin_weight": 0.3,  # weight of each plugin's list, against the best lexical score's 1
     # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
@@ -245,6 +247,16 @@ def _priors(
         if slug and set(slug) <= words:
             entities.setdefault(memory_id, []).append(entity_id)
     half_life = float(conf["recency_half_life_days"])
+    language = str(conf["language"])
+    kind = answers.asked(query.text, language) if float(conf["answer"]) else None
+    answering: set[int] = set()
+    if kind is not None:
+        rows = store.tables.memories.by_ids(sorted(found))
+        answering = {
+            memory_id
+            for memory_id, row in rows.items()
+            if answers.holds(kind, row["content"] or "", query.text, language)
+        }
     for row in store.db.execute(
         """SELECT m.id, m.importance, m.pinned, coalesce(m.occurred_at, m.created_at) AS at,
                   max(0.0, julianday(?) - julianday(coalesce(m.occurred_at, m.created_at))),
@@ -270,4 +282,7 @@ def _priors(
         if span is not None and span.contains(when):
             prior += float(conf["time"])
             hit.why.append(f"from {span.phrase}")
+        if memory_id in answering:
+            prior += float(conf["answer"])
+            hit.why.append(f"holds a {kind}, as the question asks")
         hit.score = hit.context * max(prior, 0.05)

@@ -74,6 +74,17 @@ class NeardupRows:
             )
         )
 
+    def texts(self, memory_ids: Sequence[int]) -> list[tuple[int, str]]:
+        """``(id, content)`` of ``memory_ids`` (the light read before the exact check), by id."""
+        return [
+            (row[0], row[1] or "")
+            for row in self.db.execute(
+                "SELECT id, content FROM memories WHERE id IN (SELECT value FROM json_each(?)) "
+                "ORDER BY id",
+                [json.dumps(list(memory_ids))],
+            )
+        ]
+
     def queued(self) -> int:
         """How many memories wait for their bands."""
         return int(self.db.execute("SELECT count(*) FROM neardup_dirty").fetchone()[0])
