@@ -47,6 +47,10 @@ from plugin_sdk.store.postgres.dialect import statement, translate
         ("BEGIN IMMEDIATE TRANSACTION", "BEGIN TRANSACTION"),
         ("SELECT 'it''s ? [x] LIKE'", "SELECT 'it''s ? [x] LIKE'"),
         (
+            "INSERT INTO c (k) VALUES (?) ON CONFLICT (k) DO UPDATE SET r = nextval(s('c', 'r'))",
+            "INSERT INTO c (k) VALUES (%s) ON CONFLICT (k) DO UPDATE SET r = nextval(s('c', 'r'))",
+        ),
+        (
             "INSERT INTO c (k, n) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET n = n + excluded.n",
             "INSERT INTO c (k, n) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET n = c.n + excluded.n",
         ),

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
     not URL, reason="MEMSDK_TEST_POSTGRES (a libpq URL of a PostgreSQL 15 server) is not set"
 )
 
-from plugin_sdk.store.postgres.schema import FILES  # noqa: E402
+from plugin_sdk.store.postgres.schema import FILES, STEPS  # noqa: E402
 
 SCHEMA = Path(__file__).parents[2] / "plugin_sdk" / "store" / "schema"
 # Columns the PostgreSQL schema adds (an explicit rowid, the tsvector).
@@ -50,6 +50,8 @@ def _load(conn: Any) -> str:
     conn.execute(f'SET search_path = "{name}", public')
     for file in FILES:
         conn.execute((SCHEMA / file).read_text("utf-8"))
+    for sql in STEPS.values():  # the steps landed after the baseline
+        conn.execute(sql)
     return name
 
 

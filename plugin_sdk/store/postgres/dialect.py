@@ -248,8 +248,9 @@ def _qualify(text: str, table: str) -> str:
     position = 0
     for match in re.finditer(r"[(),=]|\bWHERE\b|<>|!=|<=|>=", text, re.IGNORECASE):
         segment = text[position : match.start()]
-        out.append(segment if expecting_target else _bare(segment, table))
         token = match.group()
+        # The token after the segment goes in too: a name right before "(" is a function.
+        out.append(segment if expecting_target else _bare(segment + token, table)[: -len(token)])
         if token == "(":
             depth += 1
         elif token == ")":

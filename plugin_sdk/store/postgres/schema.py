@@ -35,7 +35,11 @@ from plugin_sdk.store.postgres.database import Database
 #: The steps ``schema/postgres.sql`` stands for, in order.
 BASELINE = KNOWN[: KNOWN.index("m026_neardup_index") + 1]
 #: PostgreSQL forms of the steps landed after the baseline: name -> SQL.
-STEPS: dict[str, str] = {}
+STEPS: dict[str, str] = {
+    "m027_memories_in_id_order": (
+        "CREATE INDEX memories_project_status_id ON memories (project, status, id);"
+    ),
+}
 RECORDS = "_memsdk_migrations"
 #: The schema text, in the order it is loaded.
 FILES = ("postgres_compat.sql", "postgres.sql", "postgres_search.sql", "postgres_undo.sql")

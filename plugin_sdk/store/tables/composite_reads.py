@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.toc import HEAD_SQL, NOTE_SQL, READER_HEAD_SQL, READER_NOTE_SQL
+from plugin_sdk.store.tables.toc import (
+    HEAD_SQL,
+    NOTE_SQL,
+    POSTGRES_NOTE_SQL,
+    READER_HEAD_SQL,
+    READER_NOTE_SQL,
+)
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -27,11 +33,12 @@ class CompositeReads:
         For a head of ``project`` the SQL the ranking keeps (``toc_rank.note``);
         for another project's shared head, counting only what ``project`` may read.
         """
+        note = POSTGRES_NOTE_SQL if self.db.engine == "postgresql" else NOTE_SQL
         return self.db.execute(
             f"""SELECT m.id,
                    CASE WHEN m.project = ? THEN {HEAD_SQL.format(head="m.id")}
                         ELSE {READER_HEAD_SQL.format(head="m.id")} END,
-                   CASE WHEN m.project = ? THEN {NOTE_SQL.format(head="m.id")}
+                   CASE WHEN m.project = ? THEN {note.format(head="m.id")}
                         ELSE {READER_NOTE_SQL.format(head="m.id")} END
                 FROM memories m WHERE m.id IN ({",".join("?" * len(heads))})""",
             [project, project, project, project, *heads],
