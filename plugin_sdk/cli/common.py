@@ -137,6 +137,7 @@ def echo_json(value: Any) -> None:
 #: name -> what it sets, one line each.
 ENVIRONMENT = {
     "MEMSDK_DB": "the store file or PostgreSQL URL (--db)",
+    "MEMSDK_PG_DEBUG": "1: a PostgreSQL error names the statement it came from",
     "MEMSDK_PROJECT": "the project (--project)",
     "MEMSDK_USER_PATH": "the folder of the default store (memory.db) and token file",
     "MEMSDK_SYNCHRONOUS": "normal (default), full or extra: how durable each commit is",

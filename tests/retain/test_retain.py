@@ -127,12 +127,13 @@ def open_field_store(path: Path, *plugins: tuple[str, object], **options: Any) -
 def dump_all(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table (FTS shadow tables aside), for before/after comparisons."""
     names = [
-        row[0]
-        for row in store.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'memories_fts%' ORDER BY name"
-        )
+        name for name in store.tables.walk.table_names() if not name.startswith("memories_fts")
     ]
+    if store.engine == "postgresql":  # every table has a rowid column there
+        return {
+            name: [tuple(row) for row in store.db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')]
+            for name in names
+        }
     # Rows in a stable order: by rowid, or (a WITHOUT ROWID table) by every column.
     return {
         name: sorted(tuple(row) for row in store.db.execute(f"SELECT * FROM [{name}]"))

@@ -2,7 +2,7 @@
 
 :class:`Database` stands where ``sqlite_utils.Database`` stands for a SQLite
 store (``execute``, ``query``, ``executescript``, ``atomic``, ``conn``), and
-:class:`Connection` where ``sqlite3.Connection`` does (``execute``,
+:class:`Connection` where SQLite's ``Connection`` does (``execute``,
 ``executemany``, ``cursor``, ``in_transaction``), so an owner's statement runs
 on either engine unchanged (rewritten by :mod:`.dialect`). psycopg's errors
 come out as the store driver's classes (``driver.IntegrityError``,
@@ -75,7 +75,7 @@ def _error(error: Exception, sql: str) -> Exception:
 
 
 class Cursor:
-    """The rows of one statement, as a ``sqlite3.Cursor`` gives them."""
+    """The rows of one statement, as a SQLite's ``Cursor`` gives them."""
 
     def __init__(self, connection: Connection, raw: Any) -> None:
         self.connection = connection
@@ -156,7 +156,7 @@ class Cursor:
 
 
 class Row(tuple):
-    """A row readable by position and by column name, as ``sqlite3.Row``."""
+    """A row readable by position and by column name, as SQLite's ``Row``."""
 
     def __new__(cls, names: list[str], values: Sequence[Any]) -> Row:
         row = super().__new__(cls, values)
@@ -173,9 +173,9 @@ class Row(tuple):
 
 
 class Connection:
-    """A psycopg connection behind ``sqlite3.Connection``'s methods."""
+    """A psycopg connection behind SQLite's ``Connection``'s methods."""
 
-    # sqlite3.Connection names its module's exceptions too: the same ones here.
+    # SQLite's Connection names its module's exceptions too: the same ones here.
     Error = driver.Error
     IntegrityError = driver.IntegrityError
     OperationalError = driver.OperationalError

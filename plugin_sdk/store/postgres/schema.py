@@ -123,7 +123,8 @@ def _migrate_locked(db: Database, path: str) -> None:
                     db.executescript(text(file))
                 db.execute(
                     f"CREATE TABLE {RECORDS} (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-                    "migration_set TEXT NOT NULL, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL)"
+                    "migration_set TEXT NOT NULL, name TEXT NOT NULL UNIQUE, applied_at TEXT NOT NULL, "
+                    "rowid BIGINT GENERATED ALWAYS AS (id) STORED)"
                 )
                 for name in BASELINE:
                     _record(db, name)

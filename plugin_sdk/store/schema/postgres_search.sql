@@ -35,7 +35,8 @@ CREATE INDEX memories_search ON memories USING gin (search) WITH (fastupdate = o
 CREATE TABLE search_stats (
     id integer PRIMARY KEY CHECK (id = 1),
     rows bigint NOT NULL,
-    total_len bigint NOT NULL
+    total_len bigint NOT NULL,
+    rowid bigint GENERATED ALWAYS AS (id) STORED  -- every table has one (postgres.sql)
 );
 INSERT INTO search_stats (id, rows, total_len)
     SELECT 1, count(*), coalesce(sum(search_len), 0) FROM memories WHERE status = 'active';
