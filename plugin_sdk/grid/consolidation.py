@@ -27,26 +27,15 @@ the SQL and ``strength.py`` agree.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from plugin_sdk.grid.policy import grid
-from plugin_sdk.store import driver
+from plugin_sdk.store.tables.cells import ensure_math
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 PHASES = ("entities", "relations", "memories")
-
-
-def ensure_math(connection: driver.Connection) -> None:
-    """Register ``pow``, ``log2`` and ``exp`` when SQLite was built without math functions."""
-    try:
-        connection.execute("SELECT pow(2, 1), log2(2), exp(0)").fetchone()
-    except driver.OperationalError:
-        connection.create_function("pow", 2, math.pow, deterministic=True)
-        connection.create_function("log2", 1, math.log2, deterministic=True)
-        connection.create_function("exp", 1, math.exp, deterministic=True)
 
 
 def prepare(store: Store) -> None:

@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from plugin_sdk.errors import MemsdkError
-from plugin_sdk.grid.consolidation import ensure_math
 from plugin_sdk.grid.policy import grid, pinned
 from plugin_sdk.redact import redact
 from plugin_sdk.retain import routing
@@ -73,6 +72,7 @@ from plugin_sdk.retain.strengthen import (
 )
 from plugin_sdk.retain.truth import due, regenerate_many
 from plugin_sdk.store.file import tuning
+from plugin_sdk.store.tables.cells import ensure_math
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity

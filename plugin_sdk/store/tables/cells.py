@@ -10,10 +10,12 @@ overrides and their history are :class:`OverrideRows`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from plugin_sdk.store import driver
 from plugin_sdk.store.tables.entities import INFINITY
 
 if TYPE_CHECKING:
@@ -191,3 +193,13 @@ class OverrideRows:
             sql += " WHERE key = ?"
             params.append(key)
         return list(self.db.query(sql + " ORDER BY id", params))
+
+
+def ensure_math(connection: driver.Connection) -> None:
+    """Register ``pow``, ``log2`` and ``exp`` when SQLite was built without math functions."""
+    try:
+        connection.execute("SELECT pow(2, 1), log2(2), exp(0)").fetchone()
+    except driver.OperationalError:
+        connection.create_function("pow", 2, math.pow, deterministic=True)
+        connection.create_function("log2", 1, math.log2, deterministic=True)
+        connection.create_function("exp", 1, math.exp, deterministic=True)
