@@ -51,29 +51,17 @@ NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
              ELSE 3 END, c.id))"""
 # The same words on PostgreSQL: the layout's numbers compared as integers (its
 # json_extract gives text), the derived table named (PostgreSQL 15 needs it).
-POSTGRES_NOTE_SQL = """(SELECT group_concat(words, '; ') FROM (
-    SELECT CASE
-        WHEN CAST(json_extract(c.layout, '$.map.groups') AS INTEGER) > 0
-            THEN json_extract(c.layout, '$.map.groups') || ' groups, '
-                 || json_extract(c.layout, '$.map.memories') || ' memories'
-        WHEN json_extract(c.layout, '$.map.memories') IS NOT NULL
-            THEN json_extract(c.layout, '$.map.memories')
-                 || CASE CAST(json_extract(c.layout, '$.map.memories') AS INTEGER) WHEN 1 THEN ' memory'
-                    ELSE ' memories' END
-        ELSE c.n || ' ' || CASE c.type
-            WHEN 'sequence' THEN CASE c.n WHEN 1 THEN 'detail' ELSE 'details' END
-            WHEN 'theme' THEN CASE c.n WHEN 1 THEN 'memory' ELSE 'memories' END
-            WHEN 'cause' THEN CASE c.n WHEN 1 THEN 'cause' ELSE 'causes' END
-            ELSE CASE c.n WHEN 1 THEN 'alternative' ELSE 'alternatives' END END
-    END AS words
-    FROM (SELECT t.id, t.type, t.layout,
-                 (SELECT count(*) FROM composite_members d JOIN memories x
-                  ON x.id = d.member_memory_id AND x.status = 'active'
-                  WHERE d.composite_id = t.id) AS n
-          FROM composites t WHERE t.head_memory_id = {head}) AS c
-    WHERE c.n > 0
-    ORDER BY CASE c.type WHEN 'sequence' THEN 0 WHEN 'theme' THEN 1 WHEN 'cause' THEN 2
-             ELSE 3 END, c.id) AS notes)"""
+POSTGRES_NOTE_SQL = (
+    NOTE_SQL.replace(
+        "WHEN json_extract(c.layout, '$.map.groups') > 0",
+        "WHEN CAST(json_extract(c.layout, '$.map.groups') AS INTEGER) > 0",
+    )
+    .replace(
+        "CASE json_extract(c.layout, '$.map.memories') WHEN 1",
+        "CASE CAST(json_extract(c.layout, '$.map.memories') AS INTEGER) WHEN 1",
+    )
+    .replace("ELSE 3 END, c.id))", "ELSE 3 END, c.id) AS notes)")
+)
 HEAD_SQL = """(SELECT t.type FROM composites t WHERE t.head_memory_id = {head}
     AND EXISTS (SELECT 1 FROM composite_members d JOIN memories x
                 ON x.id = d.member_memory_id AND x.status = 'active' WHERE d.composite_id = t.id)
