@@ -127,6 +127,37 @@ def test_the_servers_answers_are_the_in_process_ones_byte_for_byte(
     assert "Check the berth rules" in hook(second, "SessionStart", cases[0][1], True).stdout
 
 
+def test_the_socket_appears_only_once_it_accepts(tmp_path: Path) -> None:
+    """A client that sees the path can connect, however slow the server's start-up.
+
+    The server here is slowed between making its socket and listening (its
+    store connection takes 1.5 s, as on a loaded machine); a path published at
+    ``bind`` refuses connections that long.
+    """
+    import socket
+
+    db = make_store(tmp_path / "harbour.db")
+    slow = (
+        "import sys, time; from plugin_sdk.host.claude import hook_server as s; "
+        "connect = s.driver.connect; s.driver = type('D', (), {'connect': staticmethod("
+        "lambda path: (time.sleep(1.5), connect(path))[1])}); "
+        "print(s.serve(__import__('pathlib').Path(sys.argv[1])), file=sys.stderr)"
+    )
+    server = subprocess.Popen([sys.executable, "-c", slow, str(db)], env=env(True))
+    try:
+        path = hook_client.socket_path(str(db))
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, "timed out"
+            time.sleep(0.001)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(path)  # refused if the file came before listen()
+        assert not os.path.exists(path.removesuffix(".sock") + ".next")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+
 def test_the_server_sees_what_other_processes_write(tmp_path: Path, server_of: object) -> None:
     db = make_store(tmp_path / "harbour.db")
     server_of(db)  # type: ignore[operator]

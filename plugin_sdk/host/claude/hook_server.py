@@ -73,28 +73,39 @@ def serve(db: Path, idle_minutes: float = IDLE_MINUTES) -> str:
         lock.flush()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)  # a killed server's socket: we hold the lock, so it is stale
+        # Bound and listening under a second name, then renamed: a client that sees
+        # the path can connect (bind makes the file before listen would accept).
+        # The name is as long as the path (a socket path's length is capped) and
+        # needs no pid: the lock is ours.
+        staging = path.removesuffix(".sock") + ".next"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         mask = os.umask(0o177)
         try:
-            listener.bind(path)
+            listener.bind(staging)
         finally:
             os.umask(mask)
-        os.chmod(path, 0o600)
-        mine = _identity(Path(path))
+        os.chmod(staging, 0o600)
         signal.signal(signal.SIGTERM, _stop)
         # An idle connection kept open (no transaction: it holds no snapshot), so a
         # request's close is not the store's last one: no WAL checkpoint per request.
         keeper = driver.connect(real)  # the store's driver: two SQLite libraries would share locks
+        mine = None
         try:
             listener.listen(16)
             _warm()
+            os.replace(staging, path)
+            mine = _identity(Path(path))
             listener.settimeout(POLL)
             return _loop(listener, real, identity, idle_minutes * 60)
         finally:
             keeper.close()
             listener.close()
-            if _identity(Path(path)) == mine:
+            if mine is not None and _identity(Path(path)) == mine:
                 os.unlink(path)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staging)
             lock.truncate(0)
 
 
