@@ -62,7 +62,6 @@ from plugin_sdk.model import prompts
 from plugin_sdk.model.boundary import entry
 from plugin_sdk.plugin.records import Ranked
 from plugin_sdk.stages.expand import Expansion, expand
-from plugin_sdk.store import driver
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.tokens import count_cached
 
@@ -180,13 +179,11 @@ class _Account:
         self._reached: tuple[int, list[int]] | None = None
 
     def _open(self) -> None:
-        try:
-            self.store.db.execute("SELECT 1")
-        except driver.ProgrammingError as error:
+        if self.store.closed:
             raise MemsdkError(
                 "the injection's account is read from its store when first asked for: "
                 "read it (or call settle()) before the store is closed"
-            ) from error
+            )
 
     def left_out(self) -> dict[int, str]:
         if self._left_out is None:

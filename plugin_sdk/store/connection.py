@@ -113,6 +113,7 @@ class Store:
         synchronous: str | None = None,
     ) -> None:
         self.path = str(path)
+        self._closed = False
         level = _synchronous(synchronous)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
@@ -222,6 +223,12 @@ class Store:
                     error,
                 )
         self.db.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran: the store reads and writes nothing more."""
+        return self._closed
 
     def vacuum(self) -> None:
         """Leave no freed page holding deleted text (see ``forget.vacuum``)."""
