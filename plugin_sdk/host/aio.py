@@ -150,9 +150,33 @@ class AsyncStore:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _work(self) -> None:
+    def _call(
+        self, stores: dict[str, Store], project: str, fn: Callable[..., T], args: Any, kwargs: Any
+    ) -> T:
+        """``fn`` on this worker's store of ``project``; a lost server connection is reopened.
+
+        A server engine's connection can be lost under a store (a restart, a
+        failover). The call that meets it runs once more on a new connection
+        when its store had been open before it; a second loss is raised. A
+        transaction cut off before its COMMIT reached the server left nothing;
+        in the rare case the COMMIT landed and only its answer was lost, the
+        rerun of a write finds its own text and counts it seen twice.
+        """
         from plugin_sdk.store.connection import Store
 
+        def opening() -> Store:
+            return Store(self.path, project=project, plugins=self.plugins, tokenizer=self.tokenizer)
+
+        reused = project in stores
+        store = _store(stores, project, opening)
+        try:
+            return fn(store, *args, **kwargs)
+        except Exception:
+            if not (reused and store.lost):
+                raise
+        return fn(_store(stores, project, opening), *args, **kwargs)
+
+    def _work(self) -> None:
         stores: dict[str, Store] = {}
         try:
             while (job := self._jobs.get()) is not _STOP:
@@ -160,20 +184,23 @@ class AsyncStore:
                 if not future.set_running_or_notify_cancel():
                     continue
                 try:
-                    store = stores.get(project)
-                    if store is None:
-                        store = stores[project] = Store(
-                            self.path,
-                            project=project,
-                            plugins=self.plugins,
-                            tokenizer=self.tokenizer,
-                        )
-                    future.set_result(fn(store, *args, **kwargs))
+                    future.set_result(self._call(stores, project, fn, args, kwargs))
                 except BaseException as error:
                     future.set_exception(error)
         finally:
             for store in stores.values():
                 store.close()
+
+
+def _store(stores: dict[str, Store], project: str, opening: Callable[[], Store]) -> Store:
+    store = stores.get(project)
+    if store is not None and store.lost:  # found lost before use: opened again
+        del stores[project]
+        store.db.close()
+        store = None
+    if store is None:
+        store = stores[project] = opening()
+    return store
 
 
 def _search(store: Store, query: str, options: dict[str, Any]) -> list[SearchHit]:

@@ -226,6 +226,16 @@ class Store:
         self._closed = True
 
     @property
+    def lost(self) -> bool:
+        """True when a server engine's connection is gone: open the store again to go on.
+
+        A SQLite file's connection is never lost. A PostgreSQL one is after a
+        server restart or failover; the statement that met it raised
+        ``OperationalError``, and every later one would.
+        """
+        return self.engine == "postgresql" and self.db.conn.lost
+
+    @property
     def closed(self) -> bool:
         """True once :meth:`close` ran: the store reads and writes nothing more."""
         return self._closed

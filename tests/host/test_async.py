@@ -98,3 +98,42 @@ def test_errors_reach_the_caller_and_a_closed_store_refuses(db: Path) -> None:
     asyncio.run(main())
     with pytest.raises(ValueError, match="store file"):
         AsyncStore(":memory:")
+
+
+def test_a_connection_the_server_ends_is_opened_again(
+    store_location: object, ops_pack: object
+) -> None:
+    """A server restart or failover ends a worker's connection: the next calls still answer.
+
+    The server ends the worker's backend (``pg_terminate_backend``, what a
+    restart does to every connection); the call that meets it runs once more
+    on a new connection, and so does every later one. SQLite's file
+    connection is never lost: there the same calls simply answer.
+    """
+    url = store_location("reconnect.db")  # type: ignore[operator]
+    with Store(url, project="app") as store:
+        store.packs.install(ops_pack)  # type: ignore[arg-type]
+        category = store.category_names()[0]
+        store.memories.write("The ferry to the north quay leaves at noon.", category)
+        engine = store.engine
+
+    def end_my_connection(store: Store) -> None:
+        if store.engine == "postgresql":
+            with Store(url, project="app") as other:
+                pid = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+                other.db.execute(f"SELECT pg_terminate_backend({int(pid)})").fetchone()
+
+    async def main() -> list[object]:
+        async with AsyncStore(url, project="app", workers=1) as memory:
+            seen: list[object] = [len(await memory.search("ferry"))]
+            await memory.run(end_my_connection)
+            seen.append(await memory.run(lambda store: store.lost))  # not yet known
+            seen.append(len(await memory.search("ferry")))  # met, opened again, answered
+            seen.append((await memory.write("The ferry is late on Sundays.", category)).created)
+            seen.append(len(await memory.search("ferry")))
+            return seen
+
+    assert asyncio.run(main()) == [1, False, 1, True, 2]
+    if engine == "postgresql":
+        with Store(url, project="app") as store:
+            assert store.memories.count() == 2

@@ -239,6 +239,11 @@ class Connection:
     def close(self) -> None:
         self.raw.close()
 
+    @property
+    def lost(self) -> bool:
+        """True once the server connection is gone (a restart, a failover, a cut network)."""
+        return bool(self.raw.closed or self.raw.broken)
+
     def create_function(self, *args: Any, **kwargs: Any) -> None:
         raise driver.OperationalError(
             "PostgreSQL runs no Python functions inside SQL: this statement needs the "
