@@ -91,10 +91,13 @@ def mcp_command(
         if address is None:
             run_stdio(store, budget=budget)
             return
-        path = store.path
+        shown = store.path  # a database URL's password shown as ***
     from plugin_sdk.host.mcp_http import serve_http, tokens_path
+    from plugin_sdk.store.postgres import is_url
 
-    click.echo(f"memsdk mcp: serving {path} on http://{address}/mcp", err=True)
+    # The workers open the store again: with what was given (its password too).
+    path = db if db and is_url(db) else shown
+    click.echo(f"memsdk mcp: serving {shown} on http://{address}/mcp", err=True)
     if log_file is None:
         serve_http(path, address, tokens=tokens or tokens_path(), budget=budget)
         return

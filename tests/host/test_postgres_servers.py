@@ -221,3 +221,37 @@ def test_concurrent_writes_across_both_servers_are_each_stored_once_and_found_th
         ).fetchall()
     assert sorted(content for content, _ in rows) == sorted(texts)  # nothing lost or doubled
     assert {seen for _, seen in rows} == {1}
+
+
+def test_the_http_servers_workers_open_the_database_with_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The URL's password reaches the workers; only what is printed shows ``***``.
+
+    Before, the workers were given the printed form (``user:***@``) and every
+    request failed password authentication on a server that asks for one.
+    The test database trusts local connections, so any password opens it.
+    """
+    from click.testing import CliRunner
+
+    from plugin_sdk.cli import cli
+    from plugin_sdk.host import mcp_http
+
+    db, schema = postgres_schema(POSTGRES_URL)
+    secret = "orchard-s3cret"
+    with_password = db.replace("postgresql://memsdk@", f"postgresql://memsdk:{secret}@", 1)
+    assert secret in with_password, "the test URL names no user memsdk"
+    served: list[str] = []
+    monkeypatch.setattr(mcp_http, "serve_http", lambda path, *a, **k: served.append(str(path)))
+    tokens = tmp_path / "tokens.json"
+    add_token(tokens, "team", [PROJECT])
+    try:
+        with Store(with_password, project=PROJECT) as store:
+            store.packs.install(validate_pack(PACK, source="orchard"))
+        args = ["mcp", "--db", with_password, "--tokens", str(tokens), "--http", "127.0.0.1:1"]
+        result = CliRunner().invoke(cli, args, env={"MEMSDK_LOAD_PLUGINS": ""})
+        assert result.exit_code == 0, result.output
+        assert served == [with_password]
+        assert secret not in result.output and "***" in result.output
+    finally:
+        drop_postgres_schemas(POSTGRES_URL, [schema])
