@@ -45,6 +45,26 @@ from plugin_sdk.store.postgres.dialect import statement, translate
             "SELECT 1 WHERE (CAST(%s AS text) IS NULL OR a = %s)",
         ),
         ("BEGIN IMMEDIATE TRANSACTION", "BEGIN TRANSACTION"),
+        (
+            "SELECT 1 FROM t WHERE +t.project = ? AND (+id > ?) AND a + b > 1",
+            "SELECT 1 FROM t WHERE t.project = %s AND (id > %s) AND a + b > 1",
+        ),
+        (
+            "SELECT max(id) FROM (SELECT id FROM t WHERE x = ')(' ORDER BY id LIMIT ?)",
+            "SELECT max(id) FROM (SELECT id FROM t WHERE x = ')(' ORDER BY id "
+            "LIMIT memsdk_limit(%s)) AS memsdk_sub1",
+        ),
+        (
+            "SELECT a FROM (SELECT b FROM (SELECT c FROM t) WHERE 1) JOIN u ON 1",
+            "SELECT a FROM (SELECT b FROM (SELECT c FROM t) AS memsdk_sub1 WHERE 1) "
+            "AS memsdk_sub2 JOIN u ON 1",
+        ),
+        ("SELECT n FROM (SELECT 1 AS n) AS t", "SELECT n FROM (SELECT 1 AS n) AS t"),
+        (
+            "CREATE TEMP TABLE IF NOT EXISTS g (k TEXT PRIMARY KEY, h REAL, n INTEGER)",
+            "CREATE TEMP TABLE IF NOT EXISTS g (k TEXT PRIMARY KEY, h double precision, n bigint)",
+        ),
+        ("SELECT n FROM (SELECT 1 AS n) t, u", "SELECT n FROM (SELECT 1 AS n) t, u"),
         ("SELECT 'it''s ? [x] LIKE'", "SELECT 'it''s ? [x] LIKE'"),
         (
             "INSERT INTO c (k) VALUES (?) ON CONFLICT (k) DO UPDATE SET r = nextval(s('c', 'r'))",

@@ -441,6 +441,8 @@ EXPRESSIONS = [
     "datetime('2026-05-17 10:20:30', 'start of year', '+2 years')",
     "strftime('%Y-%m-%dT%H:%M:%f %j %s %w %%', '2026-12-02T12:28:05.123456+00:00')",
     "'Abc' = 'aBC' COLLATE NOCASE",
+    "round(CAST('0.1234567891234' AS float8), 9)",
+    "round(CAST('-2.5' AS float8), 0)",
 ]
 AGGREGATES = [
     "SELECT group_concat(x) FROM (SELECT 'a' AS x UNION ALL SELECT NULL UNION ALL SELECT 'b') AS t",

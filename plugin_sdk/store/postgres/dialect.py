@@ -21,8 +21,14 @@ comments:
 - ``a IS ?`` / ``a IS NOT ?`` become ``IS [NOT] DISTINCT FROM`` (SQLite's
   ``IS`` compares any two values, NULL-safe);
 - ``CAST(… AS REAL)`` / ``AS INTEGER`` become ``double precision`` / ``bigint``
-  (PostgreSQL's ``real`` is 4 bytes, its ``integer`` 4 bytes);
+  (PostgreSQL's ``real`` is 4 bytes, its ``integer`` 4 bytes), and so do the
+  column types ``REAL`` / ``INTEGER`` of a ``CREATE [TEMP] TABLE`` (the
+  owners' scratch tables: a 4-byte ``real`` rounds 1.15 to 1.1499999762);
 - ``BEGIN IMMEDIATE``/``DEFERRED`` lose the mode;
+- a unary ``+`` before a column (``WHERE +m.project = ?``: SQLite's way to
+  keep an index out of a plan) is dropped (PostgreSQL has no ``+`` for text);
+- a subquery in ``FROM`` without an alias gets one (``AS memsdk_sub1``):
+  PostgreSQL before 16 refuses it;
 - ``x IN (SELECT value FROM json_each(?))``, the owners' way to pass a list
   of ids as one JSON parameter, becomes ``x = ANY(%s)`` and the parameter an
   array (:class:`Statement` names which ones), so the list is typed like
@@ -72,6 +78,8 @@ _IS = re.compile(
     re.IGNORECASE,
 )
 _CAST = re.compile(r"\bAS\s+(REAL|INTEGER)\s*\)", re.IGNORECASE)
+_CREATE_TABLE = re.compile(r"^\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TABLE\b", re.IGNORECASE)
+_COLUMN_TYPE = re.compile(r"\b(REAL|INTEGER)\b", re.IGNORECASE)
 _BEGIN = re.compile(r"^\s*BEGIN\s+(IMMEDIATE|DEFERRED|EXCLUSIVE)\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\bRETURNING\b", re.IGNORECASE)
 _CAST_TYPES = {"REAL": "double precision", "INTEGER": "bigint"}
@@ -156,6 +164,9 @@ def translate(sql: str, named: bool = False) -> str:
         position = match.end()
     parts.append(_rewrite(sql[position:]))
     out = "".join(parts)
+    if _CREATE_TABLE.match(out):
+        out = _COLUMN_TYPE.sub(lambda m: _CAST_TYPES[m.group(1).upper()], out)
+    out = _alias_subqueries(out)
     out = _qualify_upsert(out)
     out = _LIMIT.sub("LIMIT memsdk_limit(%s)", out)
     out = _NULL_TEST.sub(r"CAST(%s AS text) IS \1NULL", out)
@@ -167,8 +178,62 @@ def translate(sql: str, named: bool = False) -> str:
     return out
 
 
+_UNARY_PLUS = re.compile(r"((?:\b(?:WHERE|AND|OR|ON|NOT)\s+)|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
+_FROM_SUBQUERY = re.compile(r"\bFROM\s*\(\s*SELECT\b", re.IGNORECASE)
+_ALIAS_NEEDED = re.compile(
+    r"\s*(?:$|[),;]|(?:WHERE|ORDER|GROUP|LIMIT|UNION|EXCEPT|INTERSECT|JOIN|LEFT|INNER|CROSS"
+    r"|NATURAL|HAVING|WINDOW|RETURNING|OFFSET)\b)",
+    re.IGNORECASE,
+)
+
+
+def _alias_subqueries(sql: str, count: list[int] | None = None) -> str:
+    """Give each ``FROM (SELECT …)`` without an alias one (``memsdk_sub<n>``), nested ones too."""
+    count = [0] if count is None else count
+    out, position = [], 0
+    for match in _FROM_SUBQUERY.finditer(sql):
+        if match.start() < position:
+            continue  # inside the subquery just done (it was done whole)
+        opening = sql.index("(", match.start())
+        close = _closing(sql, opening)
+        if close is None:
+            return sql  # unbalanced: left to the server's own error
+        out.append(sql[position : opening + 1])
+        out.append(_alias_subqueries(sql[opening + 1 : close], count))
+        out.append(")")
+        position = close + 1
+        if _ALIAS_NEEDED.match(sql, position):
+            count[0] += 1
+            out.append(f" AS memsdk_sub{count[0]}")
+    out.append(sql[position:])
+    return "".join(out)
+
+
+def _closing(sql: str, opening: int) -> int | None:
+    """The index of the parenthesis closing the one at ``opening`` (quoted text skipped)."""
+    depth, i = 0, opening
+    while i < len(sql):
+        char = sql[i]
+        if char in "'\"":
+            end = sql.find(char, i + 1)
+            while end != -1 and sql.startswith(char, end + 1):  # a doubled quote
+                end = sql.find(char, end + 2)
+            if end == -1:
+                return None
+            i = end
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
 def _rewrite(text: str) -> str:
     """Keyword rewrites in a run of SQL outside literals."""
+    text = _UNARY_PLUS.sub(r"\1", text)
     text = _LIKE.sub("ILIKE", text)
     text = _TEMP.sub("pg_temp.", text)
     text = _INFINITY.sub("CAST('Infinity' AS double precision)", text)

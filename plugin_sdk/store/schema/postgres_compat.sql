@@ -529,6 +529,12 @@ CREATE OR REPLACE FUNCTION log2(value double precision) RETURNS double precision
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     AS $$ SELECT ln(value) / ln(2.0) $$;
 
+-- round(x, digits) of a double: SQLite's; PostgreSQL rounds only numeric to digits
+-- (the Retain Job's end state, retain/end_state.py, rounds impacts to 9 places).
+CREATE OR REPLACE FUNCTION round(value double precision, digits integer) RETURNS double precision
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT round(value::numeric, digits)::double precision $$;
+
 -- SQLite reads a negative LIMIT as no limit; PostgreSQL refuses it. The dialect
 -- (store/postgres/dialect.py) writes `LIMIT ?` as `LIMIT memsdk_limit(?)`:
 -- NULL, PostgreSQL's "no limit", for a negative value.
