@@ -67,12 +67,28 @@ class Runner(Protocol):
 
 
 class LocalRunner:
-    """One store, called in the event loop's own thread (stdio: one client at a time)."""
+    """One store, called in the event loop's own thread (stdio: one client at a time).
+
+    A lost server connection (:attr:`Store.lost`: a PostgreSQL restart or
+    failover) is opened again, and the call that met it runs once more, as
+    :class:`~plugin_sdk.host.aio.AsyncStore`'s workers do.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
 
     async def run(self, fn: Callable[..., T], /, *, project: str | None = None) -> T:
+        return self.call(fn)
+
+    def call(self, fn: Callable[[Store], T]) -> T:
+        if self.store.lost:
+            self.store = self.store.reopened()
+        try:
+            return fn(self.store)
+        except Exception:
+            if not self.store.lost:
+                raise
+        self.store = self.store.reopened()
         return fn(self.store)
 
 
@@ -220,9 +236,10 @@ def run_stdio(store: Store, *, budget: int = DEFAULT_BUDGET) -> None:
 
     from plugin_sdk.host.mcp_stdio import ToolWatch, serve_stdio
 
-    watch = ToolWatch(store)
+    runner = LocalRunner(store)
+    watch = ToolWatch(runner)
     server = build_server(
-        LocalRunner(store),
+        runner,
         watch.current(),
         instructions=instructions_for(store.project),
         budget=budget,

@@ -31,7 +31,7 @@ from plugin_sdk.store import driver
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
-    from plugin_sdk.store.connection import Store
+    from plugin_sdk.host.mcp_server import LocalRunner
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 WATCH_INTERVAL = 1.0
@@ -88,16 +88,16 @@ def _first_reason(error: ValueError) -> str:
 class ToolWatch:
     """The tools as the store describes them now; :meth:`refresh` says whether they changed."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.specs = tool_specs(store)
+    def __init__(self, runner: LocalRunner) -> None:
+        self.runner = runner
+        self.specs = runner.call(tool_specs)
         self._seen = _fingerprint(self.specs)
 
     def current(self) -> list[ToolSpec]:
         return self.specs
 
     def refresh(self) -> bool:
-        specs = tool_specs(self.store)
+        specs = self.runner.call(tool_specs)
         seen = _fingerprint(specs)
         if seen == self._seen:
             return False

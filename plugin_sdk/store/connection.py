@@ -114,6 +114,7 @@ class Store:
     ) -> None:
         self.path = str(path)
         self._closed = False
+        self._opened_with = (str(path), synchronous)  # what reopened() opens again
         level = _synchronous(synchronous)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
@@ -234,6 +235,28 @@ class Store:
         ``OperationalError``, and every later one would.
         """
         return self.engine == "postgresql" and self.db.conn.lost
+
+    def reopened(self) -> Store:
+        """A new store on the same database, project and options; this one is closed.
+
+        For a :attr:`lost` connection: the new store connects again (with the
+        URL's password, which :attr:`path` does not show). What this store's
+        reads had kept for writing is carried over.
+        """
+        location, synchronous = self._opened_with
+        with suppress(Exception):  # a lost connection may not close cleanly
+            self.db.close()
+        self._closed = True
+        again = Store(
+            location,
+            project=self.project,
+            tokenizer=self.tokenizer,
+            clock=self.clock,
+            plugins=self.plugins,
+            synchronous=synchronous,
+        )
+        again.pending = self.pending
+        return again
 
     @property
     def closed(self) -> bool:

@@ -137,3 +137,31 @@ def test_a_connection_the_server_ends_is_opened_again(
     if engine == "postgresql":
         with Store(url, project="app") as store:
             assert store.memories.count() == 2
+
+
+def test_the_stdio_servers_store_is_opened_again_when_its_connection_is_ended(
+    store_location: object, ops_pack: object
+) -> None:
+    """``memsdk mcp`` over stdio holds one store: a server restart must not end its memory."""
+    from plugin_sdk.host.mcp_server import LocalRunner
+
+    url = store_location("stdio.db")  # type: ignore[operator]
+    with Store(url, project="app") as store:
+        store.packs.install(ops_pack)  # type: ignore[arg-type]
+        category = store.category_names()[0]
+        store.memories.write("The ferry to the north quay leaves at noon.", category)
+    runner = LocalRunner(Store(url, project="app"))
+    try:
+        first = runner.store
+        assert len(runner.call(lambda store: store.memories.search("ferry"))) == 1
+        if first.engine == "postgresql":
+            pid = first.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+            with Store(url, project="app") as other:
+                other.db.execute(f"SELECT pg_terminate_backend({int(pid)})").fetchone()
+        assert len(runner.call(lambda store: store.memories.search("ferry"))) == 1
+        written = runner.call(lambda store: store.memories.write("The ferry is late.", category))
+        assert written.created
+        assert (runner.store is first) == (first.engine == "sqlite")  # opened again: PostgreSQL
+        assert runner.store.project == "app" and runner.store.path == first.path
+    finally:
+        runner.store.close()
