@@ -42,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAYLOADS = ROOT / "tests" / "data" / "claude_code"
+#: The hooks' client as ``claude-code install`` writes it (``python -S CLIENT``).
+CLIENT = ROOT / "plugin_sdk" / "host" / "claude" / "hook_client.py"
 
 
 def memsdk() -> list[str]:
@@ -92,7 +94,7 @@ def main() -> None:
         prompt = json.loads((PAYLOADS / "UserPromptSubmit.json").read_text())
         prompt["prompt"] = "How do we handle a failover of the primary database?"
         lean = str(Path(sys.executable).with_name("memsdk-hook"))
-        bare = [sys.executable, "-S", str(ROOT / "plugin_sdk" / "host" / "hook_client.py")]
+        bare = [sys.executable, "-S", str(CLIENT)]
         served = {**env, "MEMSDK_HOOK_SERVER": "1"}
         in_process = {**env, "MEMSDK_HOOK_SERVER": "0"}
         commands: dict[str, tuple[list[str], str | None]] = {

@@ -57,3 +57,13 @@ def test_a_warm_inject_loads_no_tokenizer_and_no_schema_validator(tmp_path: Path
     *output, loaded = result.stdout.strip().splitlines()
     assert json.loads(loaded) == []
     assert json.loads("\n".join(output))["text"] == expected
+
+
+def test_the_bench_times_the_client_install_writes() -> None:
+    """bench/cold_start.py runs the hooks' client from where it is (it moved to host/claude/)."""
+    import runpy
+
+    from plugin_sdk.host.claude import hook_client
+
+    bench = runpy.run_path(str(Path(__file__).parents[2] / "bench" / "cold_start.py"))
+    assert Path(bench["CLIENT"]).resolve() == Path(hook_client.__file__).resolve()
