@@ -98,11 +98,20 @@ def install(
     if dry_run:
         _apply(changes, yes, dry_run, as_json)
         return
+    if as_json and not yes:
+        raise click.UsageError("--json asks no question: add --yes (or --dry-run)")
+    shown = False
+    if not yes:  # asked before anything is made: an answer of no leaves no store behind
+        shown = _show(changes)
+        state = "existing" if path.exists() else "to be created"
+        click.echo(f"Store: {path} ({state}), project {project}, pack {pack_name}")
+        if not click.confirm("Set up the store and write these changes?", default=True):
+            raise click.exceptions.Exit(1)
     lines = prepare_store(path, project, pack_name, model, plugin_manager())
     if not as_json:
         for line in lines:
             click.echo(line)
-    _apply(changes, yes, dry_run, as_json)
+    _apply(changes, True, dry_run, as_json, shown=shown)
     if not as_json:
         failed = 0
         for ok, line in self_check(_memsdk(), options, ["--model", model], project_dir):
@@ -201,8 +210,22 @@ def _memsdk() -> str:
     return str(script) if script.exists() else "memsdk"
 
 
-def _apply(changes: list[FileChange], yes: bool, dry_run: bool, as_json: bool = False) -> None:
-    """Show each change as a diff, ask (unless --yes), write.
+def _show(changes: list[FileChange]) -> bool:
+    """Print each pending change as a diff; whether there was one."""
+    pending = [change for change in changes if change.changed]
+    for change in pending:
+        click.echo(_diff(change), nl=False)
+    return bool(pending)
+
+
+def _apply(
+    changes: list[FileChange],
+    yes: bool,
+    dry_run: bool,
+    as_json: bool = False,
+    shown: bool = False,
+) -> None:
+    """Show each change as a diff (unless ``shown`` already), ask (unless --yes), write.
 
     --json asks nothing (so it needs --yes or --dry-run) and prints
     {"changes": [{"path", "diff"}], "written": bool}.
@@ -228,8 +251,9 @@ def _apply(changes: list[FileChange], yes: bool, dry_run: bool, as_json: bool = 
     if not pending:
         click.echo("Nothing to change.")
         return
-    for diff in diffs:
-        click.echo(diff, nl=False)
+    if not shown:
+        for diff in diffs:
+            click.echo(diff, nl=False)
     if dry_run:
         return
     if not yes and not click.confirm("Write these changes?", default=True):

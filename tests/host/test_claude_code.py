@@ -361,3 +361,20 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0 and "SessionStart" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_install_answered_no_makes_nothing(tmp_path: Path) -> None:
+    """The question comes before the store is made: no means no store, no settings."""
+    app, db = tmp_path / "app", tmp_path / "m.db"
+    app.mkdir()
+    args = ["claude-code", "install", "--project-dir", str(app), "--db", str(db)]
+    refused = CliRunner().invoke(cli, [*args, "--model", "none"], input="n\n", env=ENV)
+    assert refused.exit_code == 1
+    assert "to be created" in refused.output and "Set up the store" in refused.output
+    assert not db.exists() and list(app.iterdir()) == []
+    json_without_yes = CliRunner().invoke(cli, [*args, "--json"], env=ENV)
+    assert json_without_yes.exit_code == 2 and not db.exists()
+    accepted = CliRunner().invoke(cli, [*args, "--model", "none"], input="y\n", env=ENV)
+    assert accepted.exit_code == 0, accepted.output
+    assert db.exists() and (app / ".claude" / "settings.json").exists()
+    assert accepted.output.count("+++ ") == 2  # each file's diff shown once
