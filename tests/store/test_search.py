@@ -339,7 +339,7 @@ def test_search_candidates_are_fused_by_score_share_and_search_rank_reorders(
     st.lists(st.lists(st.integers(0, 40), max_size=30), max_size=2),
     st.floats(0, 1),
 )
-def test_fusion_lifts_a_memory_by_at_most_the_weight_of_what_its_share_leaves_open(scores, lists, weight) -> None:  # type: ignore[no-untyped-def]
+def test_fusion_lifts_by_the_weight_of_what_the_share_leaves_open(scores, lists, weight) -> None:  # type: ignore[no-untyped-def]
     fused = combine(scores, lists, weight, 60)
     top = max(scores.values(), default=0.0) or 1.0
     share = {m: max(scores.get(m, 0.0), 0.0) / top for m in fused}
