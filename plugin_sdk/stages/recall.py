@@ -45,9 +45,6 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET = 1500
 OPEN, CLOSE = "<memory-recall>", "</memory-recall>"
 TRUTH_CHARS = 300
-#: About what one line of the block costs: a dated line's frame (about 15 tokens)
-#: and a short memory's text. Recall searches for as many hits as the budget holds lines.
-LINE_TOKENS = 25
 
 
 @attrs.define
@@ -80,21 +77,15 @@ def recall(
     *,
     budget: int = DEFAULT_BUDGET,
     project: str | None = None,
-    limit: int | None = None,
+    limit: int = 50,
     record: bool = True,
 ) -> Recall:
-    """The recall block for ``query``; see the module docstring.
-
-    ``limit``: how many hits to search for; by default what the budget can
-    show, ``budget // LINE_TOKENS`` (at least 50, at most 200).
-    """
+    """The recall block for ``query``; see the module docstring."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise MemsdkError(f"budget must be a whole number of at least 1 token, got {budget!r}")
     project = project or store.project
     if not isinstance(query, str) or not query.strip():
         return _empty(store, budget)
-    if limit is None:
-        limit = min(200, max(50, budget // LINE_TOKENS))
     hits = store.memories.search(query, project=project, limit=limit)
     if max((hit.evidence for hit in hits), default=0.0) < float(settings(store)["recall_floor"]):
         hits = []  # the store knows nothing the query asks about: no block
