@@ -2,7 +2,7 @@
 
 - ``search_candidates``: the nearest memories to the query's vector (only
   vectors of the model that embedded the query), fused with full-text search
-  by reciprocal rank fusion (``plugin_sdk/vectors/fusion.py``). Offers
+  by search's noisy OR (``docs/search.md``, Fusion with vectors). Offers
   nothing when the host has no embedder or nothing is embedded yet, so the
   store stays lexical and the embedder is not even called.
 - Dreamer task ``embed``: embeds the active memories that have no vector of

@@ -325,11 +325,11 @@ def search_candidates(store: Store, query: str, project: str, limit: int) -> lis
     """Offer memory ids for a query, best first (vectors, a graph walk, another index).
 
     Every implementation runs. Each non-empty list is fused with the lexical
-    ranking: a memory's fused score is its ranked score as a share of the
-    best one, plus, for each list that holds it, ``w × (k + 1) / (k +
-    position)`` (position from 1; ``w`` and ``k`` the store's
-    ``plugin_weight`` and ``rrf_k`` settings, 0.3 and 60 by default; see
-    docs/search.md). Ids that are not live
+    ranking: a memory's ranked score as a share of the best one, *s*, and
+    for each list that holds it ``v = w × (k + 1) / (k + position)``
+    (position from 1; ``w`` and ``k`` the store's ``plugin_weight`` and
+    ``rrf_k`` settings, 0.3 and 60 by default) give ``s + v × (1 − s)``, a
+    noisy OR: the lexical leader stays first (see docs/search.md). Ids that are not live
     memories readable from ``project`` are dropped. Return ``None`` (or an
     empty list) to offer nothing.
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from plugin_sdk import InvalidMemory, Store, hookimpl, make_plugin_manager, resolve_pack
 from plugin_sdk.store.search.query import parse, shipped_stopwords, tokens
-from plugin_sdk.store.search.ranking import DEFAULTS, convex, set_setting
+from plugin_sdk.store.search.ranking import DEFAULTS, combine, set_setting
 from plugin_sdk.store.search.ranking import settings as search_settings
 from plugin_sdk.store.tables.search import fulltext, index_check
 
@@ -339,21 +339,20 @@ def test_search_candidates_are_fused_by_score_share_and_search_rank_reorders(
     st.lists(st.lists(st.integers(0, 40), max_size=30), max_size=2),
     st.floats(0, 1),
 )
-def test_fusion_lifts_a_memory_by_at_most_the_plugin_weight_per_list(scores, lists, weight) -> None:  # type: ignore[no-untyped-def]
-    fused = convex(scores, lists, weight, 60)
+def test_fusion_lifts_by_the_weight_of_what_the_share_leaves_open(scores, lists, weight) -> None:  # type: ignore[no-untyped-def]
+    fused = combine(scores, lists, weight, 60)
     top = max(scores.values(), default=0.0) or 1.0
+    share = {m: max(scores.get(m, 0.0), 0.0) / top for m in fused}
+    ceiling = {m: share[m] + weight * len(lists) * (1 - share[m]) for m in fused}
     for memory_id, value in fused.items():
-        share = max(scores.get(memory_id, 0.0), 0.0) / top
-        assert share - 1e-9 <= value <= share + weight * len(lists) + 1e-9
-    lead = [
-        a
-        for a in scores
-        if scores[a] / top
-        > weight * len(lists)
-        + max((scores[b] / top for b in scores if b != a and scores[b] < scores[a]), default=0.0)
-    ]
-    for a in lead:  # a lead over the next score larger than what lists can add is kept
-        assert all(fused[a] >= fused[b] for b in fused if scores.get(b, 0.0) < scores[a])
+        assert share[memory_id] - 1e-9 <= value <= min(1.0, ceiling[memory_id]) + 1e-9
+    for a in fused:  # a lexical lead larger than what the lists can add to the other is kept
+        for b in fused:
+            if share[a] > ceiling[b] + 1e-9:
+                assert fused[a] > fused[b]
+    if weight < 1 and scores and max(scores.values()) > 0:  # the lexical leader stays first
+        leader = max(scores, key=lambda m: scores[m])
+        assert all(fused[leader] >= fused[m] for m in fused)
 
 
 def test_search_limit_and_empty_queries_are_refused(store: Store) -> None:

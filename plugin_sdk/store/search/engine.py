@@ -17,9 +17,10 @@ The steps (``docs/search.md`` has the reasoning and the settings):
 5. **Context and store signals** (``ranking.py``): neighbours, headers,
    importance, strength, recency, pinning, entities, time.
 6. **Plugins**: ids offered by ``search_candidates`` are fused with the
-   ranked list by a convex combination: the score as a share of the best
-   score, plus ``plugin_weight`` × (``rrf_k`` + 1) / (``rrf_k`` + position) for
-   each list offering it; ``search_rank`` may reorder the result.
+   ranked list by a noisy OR (``ranking.combine``): the score as a share of
+   the best score, *s*, and for each list offering the memory
+   ``v = plugin_weight`` × (``rrf_k`` + 1) / (``rrf_k`` + position), give
+   ``s + v × (1 − s)``; ``search_rank`` may reorder the result.
 
 Ties break by memory id, so the same store and query give the same list.
 """
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from plugin_sdk.errors import InvalidMemory
 from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
-from plugin_sdk.store.search.ranking import Found, convex, found, fuse, rank, settings
+from plugin_sdk.store.search.ranking import Found, combine, found, fuse, rank, settings
 from plugin_sdk.store.search.when import TimeRange, time_range
 from plugin_sdk.store.tables.search import fulltext
 from plugin_sdk.store.visibility import readable_sql
@@ -88,7 +89,11 @@ def find(
         )
         if not hits and span is not None:
             hits = _in_span(store, project, span, cap)
-    ranked = rank(store, hits, parsed, span, conf, context=not raw)
+    # Only the first ``limit`` places are returned, unless plugins' lists or a
+    # category filter may bring later ones forward.
+    fused = bool(store.plugins.hook.search_candidates.get_hookimpls())
+    exact = None if fused or category is not None else limit
+    ranked = rank(store, hits, parsed, span, conf, context=not raw, exact=exact)
     ranked = _fuse_plugins(store, text, project, cap, ranked, conf)
     if category is not None:
         ranked = _in_category(store, ranked, category)
@@ -221,7 +226,7 @@ def _fuse_plugins(
         )
     scores = {hit.memory_id: hit.score for hit in ranked}
     offered_lists = [[int(i) for i in ids if int(i) in by_id] for ids in lists]
-    fused = convex(scores, offered_lists, float(conf["plugin_weight"]), k)
+    fused = combine(scores, offered_lists, float(conf["plugin_weight"]), k)
     for memory_id, value in fused.items():
         by_id[memory_id].score = value
     return sorted((by_id[i] for i in fused), key=lambda hit: (-hit.score, hit.memory_id))

@@ -72,7 +72,7 @@ DEFAULTS: dict[str, Any] = {
     "time": 1.0,  # memory in the span a query names ("last week", "in May")
     "answer": 1.0,  # memory holds the kind of answer the question asks for (answers.py)
     "rrf_k": 60,  # rank constant: a plugin's place p scores (rrf_k + 1) / (rrf_k + p)
-    "plugin_weight": 0.3,  # weight of each plugin's list, against the best lexical score's 1
+    "plugin_weight": 0.3,  # at most this share of what a memory's lexical share leaves open
     # Recall's relevance floor: a memory is shown only when the IDF-weighted share of
     # the query's content words it holds (or the hit it is next to holds) reaches this
     "recall_floor": 0.2,
@@ -137,22 +137,26 @@ def fuse(
     }
 
 
-def convex(
+def combine(
     scores: dict[int, float], lists: list[list[int]], weight: float, k: float
 ) -> dict[int, float]:
     """Score-aware fusion of the ranked scores with plugins' lists (``docs/search.md``).
 
-    A memory's fused score is its score as a share of the best score, plus, for
-    each list holding it, ``weight × (k + 1) / (k + position)`` (1 × weight at
-    the list's first place, about half at place ``k``). So a list can lift a
-    memory by at most ``weight`` of the best score: it reorders near ties and
-    adds what the ranking missed below the weak hits, never over a clear lead.
+    A memory's lexical side is its score as a share of the best score, *s*
+    (0..1); each list holding it at ``position`` offers
+    ``v = weight × (k + 1) / (k + position)`` (at most 1), and the two combine
+    as a noisy OR: ``s + v × (1 − s)``, list after list. So a list lifts a
+    memory by at most ``weight`` of what its lexical share leaves open: the
+    lexical leader (share 1) stays first, a memory lexical search is nearly
+    sure of moves little, and what it missed or ranked low can rise.
     """
     top = max(scores.values(), default=0.0) or 1.0
     fused = {memory_id: max(value, 0.0) / top for memory_id, value in scores.items()}
     for ids in lists:
         for position, memory_id in enumerate(dict.fromkeys(ids), start=1):
-            fused[memory_id] = fused.get(memory_id, 0.0) + weight * (k + 1) / (k + position)
+            share = fused.get(memory_id, 0.0)
+            offer = min(1.0, weight * (k + 1) / (k + position))
+            fused[memory_id] = share + offer * (1.0 - share)
     return fused
 
 
@@ -170,8 +174,14 @@ def rank(
     conf: dict[str, Any],
     *,
     context: bool = True,
+    exact: int | None = None,
 ) -> list[Found]:
-    """Context and store signals on top of the lexical scores; best first, ties by id."""
+    """Context and store signals on top of the lexical scores; best first, ties by id.
+
+    ``exact``: only the first ``exact`` places need be exact (the rest are in
+    order of their scores without the answer-kind prior where that cannot
+    lift them into those places); ``None``: every place.
+    """
     if not found:
         return []
     for hit in found.values():
@@ -179,7 +189,7 @@ def rank(
     if context:
         _neighbours(store, found, conf)
         _headers(store, found, float(conf["header"]))
-    _priors(store, found, query, span, conf)
+    _priors(store, found, query, span, conf, exact)
     return sorted(found.values(), key=lambda hit: (-hit.score, hit.memory_id))
 
 
@@ -238,6 +248,7 @@ def _priors(
     query: Query,
     span: TimeRange | None,
     conf: dict[str, Any],
+    exact: int | None,
 ) -> None:
     now = store.clock().astimezone(timezone.utc)
     words = set(query.tokens)
@@ -249,22 +260,17 @@ def _priors(
     half_life = float(conf["recency_half_life_days"])
     language = str(conf["language"])
     kind = answers.asked(query.text, language) if float(conf["answer"]) else None
-    answering: set[int] = set()
-    if kind is not None:
-        rows = store.tables.memories.by_ids(sorted(found))
-        answering = {
-            memory_id
-            for memory_id, row in rows.items()
-            if answers.holds(kind, row["content"] or "", query.text, language)
-        }
+    priors: dict[int, float] = {}
+    texts: dict[int, str] = {}
     for row in store.db.execute(
-        """SELECT m.id, m.importance, m.pinned, coalesce(m.occurred_at, m.created_at) AS at,
+        f"""SELECT m.id, m.importance, m.pinned, coalesce(m.occurred_at, m.created_at) AS at,
                   max(0.0, julianday(?) - julianday(coalesce(m.occurred_at, m.created_at))),
-                  c.strength FROM memories m LEFT JOIN memory_cells c ON c.memory_id = m.id
+                  c.strength, {"m.content" if kind else "NULL"}
+           FROM memories m LEFT JOIN memory_cells c ON c.memory_id = m.id
            WHERE m.id IN (SELECT value FROM json_each(?))""",
         [now.isoformat(), _ids(found)],
     ):
-        memory_id, importance, pinned, when, age, strength = row
+        memory_id, importance, pinned, when, age, strength, content = row
         hit = found[memory_id]
         prior = 1.0 + float(conf["importance"]) * (importance - 50) / 50
         if strength is not None and strength > 0:
@@ -282,7 +288,32 @@ def _priors(
         if span is not None and span.contains(when):
             prior += float(conf["time"])
             hit.why.append(f"from {span.phrase}")
-        if memory_id in answering:
-            prior += float(conf["answer"])
-            hit.why.append(f"holds a {kind}, as the question asks")
+        priors[memory_id] = prior
+        texts[memory_id] = content or ""
+    if kind is not None:
+        gain = float(conf["answer"])
+        for memory_id in _could_rise(found, priors, gain, exact):
+            if answers.holds(kind, texts[memory_id], query.text, language):
+                priors[memory_id] += gain
+                found[memory_id].why.append(f"holds a {kind}, as the question asks")
+    for memory_id, prior in priors.items():
+        hit = found[memory_id]
         hit.score = hit.context * max(prior, 0.05)
+
+
+def _could_rise(
+    found: dict[int, Found], priors: dict[int, float], gain: float, exact: int | None
+) -> list[int]:
+    """The memories whose answer-kind check can change the first ``exact`` places.
+
+    Each memory's score lies between ``context × prior`` (no answer) and
+    ``context × (prior + gain)``. A memory whose upper bound is below the
+    ``exact``-th best lower bound cannot reach those places whatever it holds,
+    so its text is not scanned (``None``: scan every memory).
+    """
+    ids = list(priors)
+    if exact is None or len(ids) <= exact:
+        return ids
+    lower = sorted((found[i].context * max(p, 0.05) for i, p in priors.items()), reverse=True)
+    bar = lower[exact - 1]
+    return [i for i in ids if found[i].context * max(priors[i] + gain, 0.05) >= bar]
