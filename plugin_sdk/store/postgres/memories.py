@@ -11,6 +11,12 @@ the ids are drawn in the order ``executemany`` would draw them), and its
 folds one ``UPDATE … FROM unnest(…)``: the statement triggers fire once a
 batch. The columns and what a repeat does are :mod:`tables.memories`' own
 (:data:`COLUMNS`, ``_REPEAT``).
+
+The full-text index takes the batch's words in its pending list (the limit
+raised to :data:`BATCH_PENDING_LIST` for the insert) and merges them once,
+after it (``gin_clean_pending_list``), when the store's role owns the index
+as that function requires; else the list is merged whenever it passes the
+connection's limit (``schema/postgres_search.sql``).
 """
 
 from __future__ import annotations
@@ -18,7 +24,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from plugin_sdk.store.postgres.database import PENDING_LIST_LIMIT
 from plugin_sdk.store.tables.memories import _REPEAT, COLUMNS, Key, MemoryRows
+
+#: The pending list's limit while a batch is inserted: room for its words.
+BATCH_PENDING_LIST = "16MB"
+_LIMIT = "SELECT set_config('gin_pending_list_limit', ?, true)"
+_MERGE = "SELECT gin_clean_pending_list('memories_search'), " + _LIMIT[len("SELECT ") :]
+_OWNS_INDEX = (
+    "SELECT coalesce(pg_has_role(relowner, 'USAGE'), false) FROM pg_class "
+    "WHERE oid = to_regclass('memories_search')"
+)
 
 #: The type of each of :data:`COLUMNS`, in order (the arrays are cast to them).
 _TYPES = (
@@ -51,10 +67,25 @@ class PgMemoryRows(MemoryRows):
         if any(len(row) != len(_TYPES) for row in rows):
             raise ValueError(f"a memory row has {len(_TYPES)} columns ({COLUMNS})")
         columns = [list(values) for values in zip(*rows, strict=True)]
-        return {
+        conn = self.db.conn
+        merge = self._owns_index()
+        if merge:
+            conn.execute(_LIMIT, [BATCH_PENDING_LIST])
+        ids = {
             (str(project), str(category), str(digest)): int(row_id)
-            for row_id, project, category, digest in self.db.conn.execute(_INSERT, columns)
+            for row_id, project, category, digest in conn.execute(_INSERT, columns)
         }
+        if merge:
+            conn.execute(_MERGE, [PENDING_LIST_LIMIT])
+        return ids
+
+    def _owns_index(self) -> bool:
+        """Whether the store's role may merge the full-text index's pending list (its owner's right)."""
+        owns = self.__dict__.get("_owns")
+        if owns is None:
+            row = self.db.conn.execute(_OWNS_INDEX).fetchone()
+            owns = self.__dict__["_owns"] = bool(row and row[0])
+        return bool(owns)
 
     def fold_many(self, folds: Iterable[tuple[int, str, str | None, int]]) -> None:
         """Fold repeats into existing rows (each id once): ``(added, now, occurred_at, id)`` each, one statement."""
