@@ -29,6 +29,7 @@ FOREIGN = {
 # The PostgreSQL engine's form of an owner, where its SQL must differ: the same
 # owner, on the other engine (store/postgres/<x>.py stands beside store/tables/<x>.py).
 ENGINE_FORMS = {
+    "plugin_sdk/store/postgres/memories.py": "plugin_sdk/store/tables/memories.py",
     "plugin_sdk/store/postgres/vectors.py": "plugin_sdk/store/tables/vectors.py",
     "plugin_sdk/store/postgres/undo_log.py": "plugin_sdk/store/tables/undo_log.py",
 }

@@ -36,6 +36,8 @@ from plugin_sdk.store.postgres.dialect import statement
 LOCK_TIMEOUT_MS = 5000
 LOCK_ATTEMPTS = 6
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('memsdk:' || current_schema()))"
+#: The full-text index's pending list on the store's connections (GIN's least).
+PENDING_LIST_LIMIT = "64kB"
 
 
 def _import_psycopg() -> Any:
@@ -416,4 +418,13 @@ def connect(url: str) -> Database:
     # text (not "unknown", which PostgreSQL cannot type in ``? IS NULL``).
     raw.adapters.register_dumper(int, Int8Dumper)
     raw.adapters.register_dumper(str, StrDumper)
+    # No JIT: the store's statements are short, but the planner prices some
+    # far above jit_above_cost (toc_rank_source's subqueries: a 1,000-row
+    # ranking is costed at 700,000), and compiling one took 5 to 7 s of a
+    # 7 s write_many batch on a busy machine, for a query that runs in 50 ms.
+    raw.execute("SET jit = off")
+    # The full-text index's pending list (store/schema/postgres_search.sql):
+    # small for the store's own writes, so no read scans much of it; a batch
+    # raises it for its transaction and merges it at the end (postgres/memories.py).
+    raw.execute(f"SET gin_pending_list_limit = '{PENDING_LIST_LIMIT}'")
     return Database(Connection(raw), url)

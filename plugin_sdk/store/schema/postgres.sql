@@ -46,7 +46,11 @@
 --   triggers run at the end of their statement (SQLite: after each row);
 --   every trigger here recomputes from the table's current state, so the
 --   result is the same. Triggers of one event fire in name order
---   (SQLite: newest first); none depends on another's order.
+--   (SQLite: newest first); none depends on another's order. Two AFTER
+--   INSERT row triggers of memories, toc_memory_insert and neardup_insert,
+--   are statement triggers over the new rows (a transition table): the same
+--   work, once a statement, so a batch inserted in one statement does not
+--   pay a PL/pgSQL call and a query a row.
 -- * toc_rank is refreshed by memsdk_toc_refresh(ids): SQLite's "DELETE the
 --   ids; INSERT SELECT * FROM toc_rank_source" with ON CONFLICT DO UPDATE,
 --   so two transactions refreshing one memory's row do not collide.
@@ -851,16 +855,20 @@ END $$;
 CREATE TRIGGER toc_memory_delete AFTER DELETE ON memories
     FOR EACH ROW EXECUTE FUNCTION toc_memory_delete();
 
+-- Once a statement, for all its new rows: SQLite's row trigger does the same
+-- for each, and a new row's ranking reads no other new row. (write_many
+-- inserts a batch in one statement, store/postgres/memories.py.)
 CREATE OR REPLACE FUNCTION toc_memory_insert() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
     IF NOT EXISTS (SELECT 1 FROM insert_triggers_paused) THEN
-        PERFORM memsdk_toc_refresh(ARRAY[NEW.id]);
+        PERFORM memsdk_toc_refresh(ARRAY(SELECT id FROM new_rows));
     END IF;
     RETURN NULL;
 END $$;
 CREATE TRIGGER toc_memory_insert AFTER INSERT ON memories
-    FOR EACH ROW EXECUTE FUNCTION toc_memory_insert();
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION toc_memory_insert();
 
 CREATE OR REPLACE FUNCTION memories_category_status() RETURNS trigger
     LANGUAGE plpgsql AS $$
@@ -876,14 +884,16 @@ CREATE TRIGGER memories_category_status BEFORE UPDATE OF status ON memories
                        AND OLD.status NOT IN ('active', 'pending'))
     EXECUTE FUNCTION memories_category_status();
 
+-- Once a statement, for all its new rows (as toc_memory_insert).
 CREATE OR REPLACE FUNCTION neardup_insert() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO neardup_dirty (memory_id) VALUES (NEW.id) ON CONFLICT DO NOTHING;
+    INSERT INTO neardup_dirty (memory_id) SELECT id FROM new_rows ON CONFLICT DO NOTHING;
     RETURN NULL;
 END $$;
 CREATE TRIGGER neardup_insert AFTER INSERT ON memories
-    FOR EACH ROW EXECUTE FUNCTION neardup_insert();
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION neardup_insert();
 
 CREATE OR REPLACE FUNCTION neardup_update() RETURNS trigger
     LANGUAGE plpgsql AS $$

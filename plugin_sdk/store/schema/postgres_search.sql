@@ -16,19 +16,27 @@ CREATE FUNCTION memsdk_words(text) RETURNS text
     AS $$ SELECT regexp_replace($1, '[^[:alnum:]]+', ' ', 'g') $$;
 
 -- How many tokens: the document length bm25 normalises by (FTS5 counts the same).
+-- The runs of letters and digits are the words memsdk_words leaves, counted in
+-- one pass (splitting memsdk_words' text took three: a third of a write's time).
 CREATE FUNCTION memsdk_word_count(text) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    AS $$ SELECT coalesce(array_length(regexp_split_to_array(btrim(memsdk_words($1)), ' +'), 1), 0)
-              - CASE WHEN btrim(memsdk_words($1)) = '' THEN 1 ELSE 0 END $$;
+    AS $$ SELECT regexp_count($1, '[[:alnum:]]+') $$;
 
 ALTER TABLE memories ADD COLUMN search tsvector
     GENERATED ALWAYS AS (to_tsvector('memsdk', memsdk_words(content))) STORED;
 ALTER TABLE memories ADD COLUMN search_len integer
     GENERATED ALWAYS AS (memsdk_word_count(content)) STORED;
--- fastupdate off: with the pending list on, a bulk write leaves its rows in it
--- (unsorted, scanned whole by every query) until a VACUUM, and the planner
--- then prefers a sequential scan of memories (docs/benchmarks.md#postgresql).
-CREATE INDEX memories_search ON memories USING gin (search) WITH (fastupdate = off)
+-- fastupdate on: a write's entries wait in the index's pending list, unsorted,
+-- until the list passes gin_pending_list_limit and the writer merges it into
+-- the index in one sorted pass. Every query scans the whole list, so the
+-- store's connections keep it at 64 kB (postgres/database.py); a write_many
+-- batch raises the limit for its transaction and merges its rows at its end
+-- (gin_clean_pending_list, postgres/memories.py), about half the cost of
+-- entering each row's words at once (fastupdate = off). Other sessions get
+-- the server's limit (4 MB by default), and a bulk write of theirs may wait
+-- in the list until autovacuum; with a large list the planner prefers a
+-- sequential scan of memories (docs/benchmarks.md#postgresql).
+CREATE INDEX memories_search ON memories USING gin (search) WITH (fastupdate = on)
     WHERE status = 'active';
 
 -- Corpus counts for bm25: live rows and their total length, kept by statement triggers.

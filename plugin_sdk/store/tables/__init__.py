@@ -44,6 +44,10 @@ class Tables:
     @cached_property
     def memories(self) -> MemoryRows:
         """memories, forgotten, memory_outcomes, insert_triggers_paused."""
+        if self._store.engine == "postgresql":
+            from plugin_sdk.store.postgres.memories import PgMemoryRows
+
+            return PgMemoryRows(self._store)
         from plugin_sdk.store.tables.memories import MemoryRows
 
         return MemoryRows(self._store)

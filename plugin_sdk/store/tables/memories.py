@@ -7,7 +7,8 @@ first ``occurred_at`` given) are written once here. The single write
 (``Memories.write``, ``write_here``, ``quarantine``, the Retain Job's paused
 writes) runs them as one upsert (:meth:`MemoryRows.upsert`); ``write_many``
 as one ``INSERT`` per new row and one ``UPDATE`` per folded row, each an
-``executemany`` (:meth:`MemoryRows.insert_many`, :meth:`MemoryRows.fold_many`).
+``executemany`` (:meth:`MemoryRows.insert_many`, :meth:`MemoryRows.fold_many`;
+on PostgreSQL one statement each, ``postgres/memories.py``).
 
 The reads the areas make over memories are in ``memory_reads.py`` (reached
 through the same object). Writes are made inside the caller's transaction.
@@ -169,9 +170,15 @@ class MemoryRows(MemoryReads):
         found = self.db.conn.execute(_UPSERT, row).fetchone()
         return int(found[0]), int(found[1]), str(found[2])
 
-    def insert_many(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Insert new memories' rows (:func:`memory_row`), one ``executemany``."""
+    def insert_many(self, rows: Iterable[Sequence[Any]]) -> dict[Key, int] | None:
+        """Insert new memories' rows (:func:`memory_row`), one ``executemany``.
+
+        Returns the new ids by key where the engine gives them back from the
+        same statement (PostgreSQL: ``postgres/memories.py``), else ``None``
+        (SQLite: the caller finds them).
+        """
         self.db.conn.executemany(_INSERT, rows)
+        return None
 
     def fold_many(self, folds: Iterable[tuple[int, str, str | None, int]]) -> None:
         """Fold repeats into existing rows: ``(added, now, occurred_at, id)`` each, as the upsert does."""

@@ -29,7 +29,9 @@ New rows' ids: SQLite gives a row without an explicit id one more than the
 largest id in the table, so under the write lock the batch's rows take the
 ids right after the largest one before it. That is checked after the insert;
 if it does not hold (the largest possible id is taken, and SQLite picks free
-ids at random) the ids are looked up by key instead.
+ids at random) the ids are looked up by key instead. On PostgreSQL the
+insert is one statement that returns the ids it drew, in item order
+(``store/postgres/memories.py``).
 """
 
 from __future__ import annotations
@@ -251,8 +253,14 @@ def insert(store: Store, kinds: Mapping[str, str], new: Sequence[Entry], now: st
             )
         )
     memories.pause_triggers()
-    memories.insert_many(rows)
+    returned = memories.insert_many(rows)
     memories.resume_triggers()
+    if returned is not None:  # PostgreSQL: the insert gave the ids back
+        for entry in new:
+            assert entry.item is not None
+            entry.id = returned[entry.item.key]
+        feed_ids(store, (entry.id for entry in new))
+        return
     last, added = memories.ids_after(before)
     if added == len(new) and last == before + len(new):
         for offset, entry in enumerate(new, start=1):
