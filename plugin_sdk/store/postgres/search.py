@@ -57,7 +57,8 @@ def _bm25_sql(tf: str, length: str, held: str) -> str:
 
 
 # One statement for a query's words (``TsIndex.matches``), read top to bottom:
-# - stats: the corpus counts; average length 1 when there is none (FTS5's);
+# - stats: the corpus counts (average length 1 when there is none, as FTS5's)
+#   and the common cutoff (``common_cutoff``, the same arithmetic);
 # - word: each word (k: its place), its tsquery, and its first lexeme (the one
 #   bm25 counts: a word is one token, so one lexeme but in rare cases) as a
 #   tsquery of that lexeme alone;
@@ -75,9 +76,10 @@ def _bm25_sql(tf: str, length: str, held: str) -> str:
 # otherwise copy the subquery into each place bm25 uses it).
 _MATCHES = f"""
 WITH stats AS (
-    SELECT coalesce(max(rows), 0)::float8 AS n,
-           coalesce(nullif(max(total_len)::float8 / nullif(max(rows), 0), 0), 1.0) AS average
-    FROM search_stats
+    SELECT n, average, greatest(:common_min, floor(n * :common_share))::bigint AS cutoff
+    FROM (SELECT coalesce(max(rows), 0)::float8 AS n,
+                 coalesce(nullif(max(total_len)::float8 / nullif(max(rows), 0), 0), 1.0) AS average
+          FROM search_stats) counts
 ), word AS (
     SELECT k, w, plainto_tsquery('{CONFIG}', w) AS query, lexeme, quote_literal(lexeme)::tsquery AS one
     FROM unnest(:words::text[]) WITH ORDINALITY AS t(w, k) CROSS JOIN LATERAL (
@@ -88,7 +90,8 @@ WITH stats AS (
     SELECT word.k, h.* FROM word CROSS JOIN LATERAL (
         SELECT *, count(*) OVER () AS held FROM (
             SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
-            FROM memories WHERE {_LIVE} AND search @@ word.query LIMIT :counting
+            FROM memories WHERE {_LIVE} AND search @@ word.query
+            LIMIT (SELECT cutoff + 1 FROM stats)
         ) limited
     ) h
 ), ranked AS (
@@ -99,12 +102,13 @@ WITH stats AS (
         CROSS JOIN LATERAL (
             SELECT ts_rank_cd('{{1,1,1,1}}', hit.search, word.one, 0)::integer AS tf OFFSET 0
         ) f
-        WHERE hit.ok AND hit.held <= :cutoff
+        WHERE hit.ok AND hit.held <= stats.cutoff
     ) scored
 ), rare AS (
     SELECT word.k, word.w, word.lexeme FROM word
     WHERE word.lexeme IS NOT NULL
-      AND coalesce((SELECT max(held) FROM hit WHERE hit.k = word.k), 0) <= :cutoff
+      AND coalesce((SELECT max(held) FROM hit WHERE hit.k = word.k), 0)
+          <= (SELECT cutoff FROM stats)
 ), phrase AS (
     SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
         SELECT p.j, hit.id, hit.len, f.tf
@@ -123,7 +127,8 @@ WITH stats AS (
         ) f
     ) adjacent WHERE tf > 0
 )
-SELECT 'h', word.k, NULL::bigint, coalesce(max(hit.held), 0)::float8
+SELECT 's', n::bigint, cutoff, NULL::float8 FROM stats
+UNION ALL SELECT 'h', word.k, NULL::bigint, coalesce(max(hit.held), 0)::float8
 FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k
 UNION ALL SELECT 'b', k, id, score FROM ranked WHERE place <= :cap
 UNION ALL SELECT 'p', j, id, {_bm25_sql("tf", "len", "held")} FROM phrase CROSS JOIN stats
@@ -147,15 +152,20 @@ class TsIndex:
         return self.stats()[0]
 
     def matches(
-        self, words: list[str], pairs: list[tuple[str, str]], project: str, cap: int, cutoff: int
+        self,
+        words: list[str],
+        pairs: list[tuple[str, str]],
+        project: str,
+        cap: int,
+        common: tuple[int, float],
     ) -> Matches:
         """``Fts5Index.matches`` in one statement (``_MATCHES``): counts, best rows, phrases."""
         params = {
             "words": list(words),
             "first": [a for a, _ in pairs],
             "second": [b for _, b in pairs],
-            "counting": cutoff + 1,
-            "cutoff": cutoff,
+            "common_min": common[0],
+            "common_share": common[1],
             "cap": cap,
             "project": project,
             "k1": K1,
@@ -164,21 +174,23 @@ class TsIndex:
             "b": B,
         }
         found = Matches()
-        rare: dict[int, str] = {}
+        held: dict[int, int] = {}
         best: dict[int, list[tuple[int, float]]] = {}
         phrases: dict[int, list[tuple[int, float]]] = {}
-        for kind, k, memory_id, value in self.db.execute(_MATCHES, params):
-            if kind == "h":
-                if value <= cutoff:
-                    rare[k] = words[k - 1]
-                    found.held[words[k - 1]] = int(value)
+        for kind, k, memory_id, value in self.db.execute(_MATCHES, params).fetchall():
+            if kind == "s":
+                found.total, found.cutoff = k, memory_id
+            elif kind == "h":
+                held[k] = int(value)
             elif kind == "b":
                 best.setdefault(k, []).append((memory_id, value))
             else:
                 phrases.setdefault(k, []).append((memory_id, value))
-        found.rare = [rare[k] for k in sorted(rare)]
+        rare = {k: words[k - 1] for k in sorted(held) if held[k] <= found.cutoff}
+        found.held = {word: held[k] for k, word in rare.items()}
+        found.rare = list(rare.values())
         if not found.rare:
-            return Matches()
+            return Matches(total=found.total, cutoff=found.cutoff)
         for k, word in rare.items():
             rows = best.get(k, [])
             rows.sort(key=lambda r: (-r[1], r[0]))

@@ -109,12 +109,13 @@ def _lexical(
     if not words:
         return {}
     index = fulltext(store)
-    total = index.rows()
-    cutoff = max(int(conf["common_min"]), int(total * float(conf["common_share"])))
-    # One read of the index for the whole query (``Fts5Index.matches``): which
-    # words are common, and for each rare word its row count and its best
-    # readable rows (the project applied inside the MATCH); phrases of rare pairs.
-    matched = _guard(index.matches, words, list(phrases), project, cap, cutoff)
+    # One read of the index for the whole query (``Fts5Index.matches``): the
+    # indexed rows, which words are common, and for each rare word its row
+    # count and its best readable rows (the project applied inside the MATCH);
+    # phrases of rare pairs.
+    common = (int(conf["common_min"]), float(conf["common_share"]))
+    matched = _guard(index.matches, words, list(phrases), project, cap, common)
+    total, cutoff = matched.total, matched.cutoff
     rare = matched.rare
     if not rare:
         return _recent(store, words, project, cap)

@@ -48,10 +48,19 @@ def scope_match(project: str) -> str:
     return f'fts_scope : ("{token}" OR "shared")'
 
 
+def common_cutoff(total: int, common_min: int, common_share: float) -> int:
+    """A word held by more than this many of ``total`` rows is common (``docs/search.md``)."""
+    return max(common_min, int(total * common_share))
+
+
 @attrs.define
 class Matches:
     """What the index holds for a query's words: one answer of :meth:`Fts5Index.matches`."""
 
+    #: Rows in the index (live memories).
+    total: int = 0
+    #: A word held by more rows than this is common (:func:`common_cutoff`).
+    cutoff: int = 0
     #: The words held by at most the cutoff's rows, in the query's order.
     rare: list[str] = attrs.field(factory=list)
     #: Each rare word's live rows.
@@ -87,14 +96,23 @@ class Fts5Index:
         return value
 
     def matches(
-        self, words: list[str], pairs: list[tuple[str, str]], project: str, cap: int, cutoff: int
+        self,
+        words: list[str],
+        pairs: list[tuple[str, str]],
+        project: str,
+        cap: int,
+        common: tuple[int, float],
     ) -> Matches:
         """The index's answer for a query's ``words`` and adjacent ``pairs`` (see :class:`Matches`).
 
-        A word held by more than ``cutoff`` rows is common: it has no rows
-        here (its cost would grow with the store). None rare: nothing else is read.
+        A word held by more rows than the cutoff (``common``: ``(common_min,
+        common_share)``, :func:`common_cutoff`) is common: it has no rows here
+        (its cost would grow with the store). None rare: nothing else is read.
         """
-        found = Matches(rare=[w for w in words if not self.more_than(w, cutoff)])
+        total = self.rows()
+        cutoff = common_cutoff(total, *common)
+        found = Matches(total=total, cutoff=cutoff)
+        found.rare = [w for w in words if not self.more_than(w, cutoff)]
         if not found.rare:
             return found
         # The project, inside the MATCH: which rows holding a rare word this
