@@ -8,10 +8,15 @@ live memories, and ``search_len``, the number of tokens. The corpus counts
 bm25 needs (live rows, their total length) are kept in ``search_stats`` by
 statement triggers, so reading them costs one row.
 
-Scores are FTS5's bm25, the same formula (k1 = 1.2, b = 0.75, idf =
-ln((N − n + 0.5)/(n + 0.5)), at least 1e-6; ``docs/postgres.md``), computed
-here from each matching row's term frequency and length, so both engines
-rank alike; ``ts_rank_cd`` was measured beside it (``docs/benchmarks.md``).
+A query's words are read in one statement (:meth:`TsIndex.matches`,
+``_MATCHES``): one round trip, the rows of each word from the GIN index,
+the project applied there, and only each rare word's best ``cap`` rows sent
+back. Scores are FTS5's bm25, the same formula (k1 = 1.2, b = 0.75, idf =
+ln((N − n + 0.5)/(n + 0.5)), at least 1e-6), computed in that statement
+from each matching row's term frequency and length, so both engines rank
+alike (FTS5 counts the project column's token in a row's length; this
+counts the content's tokens). ``ts_rank_cd`` was measured in its place on
+the retrieval benchmark and not kept (``docs/search.md``, "On PostgreSQL").
 Expert queries (``raw=True``) are PostgreSQL's ``websearch_to_tsquery``
 syntax, ranked by ``ts_rank_cd``.
 """
