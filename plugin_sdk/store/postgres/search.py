@@ -109,32 +109,34 @@ WITH stats AS (
         ) f
         WHERE hit.ok AND hit.held <= stats.cutoff
     ) scored
+), counted AS (
+    SELECT word.k, word.w, word.lexeme, coalesce(max(hit.held), 0) AS held
+    FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k, word.w, word.lexeme
 ), rare AS (
-    SELECT word.k, word.w, word.lexeme FROM word
-    WHERE word.lexeme IS NOT NULL
-      AND coalesce((SELECT max(held) FROM hit WHERE hit.k = word.k), 0)
-          <= (SELECT cutoff FROM stats)
+    SELECT counted.* FROM counted CROSS JOIN stats
+    WHERE lexeme IS NOT NULL AND held <= stats.cutoff
+), pair AS MATERIALIZED (
+    SELECT p.j, ra.k, ra.lexeme AS first, rb.lexeme AS second,
+           phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query
+    FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
+    CROSS JOIN LATERAL (SELECT k, lexeme FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
+    CROSS JOIN LATERAL (SELECT lexeme FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
 ), phrase AS (
     SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
-        SELECT p.j, hit.id, hit.len, f.tf
-        FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
-        JOIN rare ra ON ra.k = (SELECT min(k) FROM rare WHERE w = p.a)
-        JOIN rare rb ON rb.k = (SELECT min(k) FROM rare WHERE w = p.b)
-        JOIN hit ON hit.k = ra.k
-             AND hit.search @@ phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b)
+        SELECT pair.j, hit.id, hit.len, f.tf
+        FROM pair JOIN hit ON hit.k = pair.k AND hit.search @@ pair.query
         CROSS JOIN LATERAL (
             SELECT (SELECT count(*) FROM unnest(at_a) x WHERE x + 1 = ANY(at_b)) AS tf
             FROM (SELECT (SELECT positions FROM unnest(hit.search) u
-                          WHERE u.lexeme = ra.lexeme) AS at_a,
+                          WHERE u.lexeme = pair.first) AS at_a,
                          (SELECT positions FROM unnest(hit.search) u
-                          WHERE u.lexeme = rb.lexeme) AS at_b OFFSET 0) at
+                          WHERE u.lexeme = pair.second) AS at_b OFFSET 0) at
             OFFSET 0
         ) f
     ) adjacent WHERE tf > 0
 )
 SELECT 's', n::bigint, cutoff, NULL::float8 FROM stats
-UNION ALL SELECT 'h', word.k, NULL::bigint, coalesce(max(hit.held), 0)::float8
-FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k
+UNION ALL SELECT 'h', k, NULL::bigint, held::float8 FROM counted
 UNION ALL SELECT 'b', k, id, score FROM ranked WHERE place <= :cap
 UNION ALL SELECT 'p', j, id, {_bm25_sql("tf", "len", "held")} FROM phrase CROSS JOIN stats
 """
