@@ -212,6 +212,11 @@ class TsIndex:
     def _any(self, words: list[str]) -> str:
         return " || ".join(f"plainto_tsquery('{CONFIG}', ?)" for _ in words)
 
+    def readable(self, words: list[str], project: str) -> set[int]:
+        """Memories holding any of ``words`` that ``project`` may read (``Fts5Index.readable``)."""
+        sql = f"SELECT id FROM memories WHERE {_LIVE} AND search @@ ({self._any(words)}) AND {_READABLE}"
+        return {row[0] for row in self.db.execute(sql, [*words, project])}
+
     def recent(self, words: list[str], project: str, cap: int) -> list[int]:
         sql = (
             f"SELECT id FROM memories WHERE {_LIVE} AND search @@ ({self._any(words)}) "
