@@ -37,9 +37,8 @@ B = 0.75
 CONFIG = "memsdk"
 _LIVE = "status = 'active'"
 _READABLE = readable_sql("")
-_READABLE_NAMED = _READABLE.replace(
-    "?", ":project"
-)  # the read rule in a statement of named parameters
+#: The read rule in a statement of named parameters (``_MATCHES``).
+_READABLE_NAMED = _READABLE.replace("?", ":project")
 
 
 def bm25(tf: int, length: int, rows: int, held: int, average: float) -> float:
