@@ -8,10 +8,15 @@ live memories, and ``search_len``, the number of tokens. The corpus counts
 bm25 needs (live rows, their total length) are kept in ``search_stats`` by
 statement triggers, so reading them costs one row.
 
-Scores are FTS5's bm25, the same formula (k1 = 1.2, b = 0.75, idf =
-ln((N − n + 0.5)/(n + 0.5)), at least 1e-6; ``docs/postgres.md``), computed
-here from each matching row's term frequency and length, so both engines
-rank alike; ``ts_rank_cd`` was measured beside it (``docs/benchmarks.md``).
+A query's words are read in one statement (:meth:`TsIndex.matches`,
+``_MATCHES``): one round trip, the rows of each word from the GIN index,
+the project applied there, and only each rare word's best ``cap`` rows sent
+back. Scores are FTS5's bm25, the same formula (k1 = 1.2, b = 0.75, idf =
+ln((N − n + 0.5)/(n + 0.5)), at least 1e-6), computed in that statement
+from each matching row's term frequency and length, so both engines rank
+alike (FTS5 counts the project column's token in a row's length; this
+counts the content's tokens). ``ts_rank_cd`` was measured in its place on
+the retrieval benchmark and not kept (``docs/search.md``, "On PostgreSQL").
 Expert queries (``raw=True``) are PostgreSQL's ``websearch_to_tsquery``
 syntax, ranked by ``ts_rank_cd``.
 """
@@ -19,8 +24,9 @@ syntax, ranked by ``ts_rank_cd``.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from plugin_sdk.store.tables.search import Matches
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:
@@ -31,13 +37,108 @@ B = 0.75
 CONFIG = "memsdk"
 _LIVE = "status = 'active'"
 _READABLE = readable_sql("")
+#: The read rule in a statement of named parameters (``_MATCHES``).
+_READABLE_NAMED = _READABLE.replace("?", ":project")
 
 
 def bm25(tf: int, length: int, rows: int, held: int, average: float) -> float:
-    """FTS5's bm25 of one term in one row (``tf`` occurrences in ``length`` tokens)."""
+    """FTS5's bm25 of one term in one row (``tf`` occurrences in ``length`` tokens).
+
+    The formula ``_MATCHES`` computes in SQL, operation for operation (so the
+    same floating-point result); kept here as its statement in Python.
+    """
     idf = max(math.log((rows - held + 0.5) / (held + 0.5)), 1e-6)
     norm = K1 * (1 - B + B * length / (average or 1.0))
     return idf * tf * (K1 + 1) / (tf + norm)
+
+
+def _bm25_sql(tf: str, length: str, held: str) -> str:
+    """:func:`bm25` as an SQL expression over ``stats`` (``n``, ``average``) of ``_MATCHES``."""
+    return (
+        f"greatest(ln((stats.n - {held} + 0.5) / ({held} + 0.5)), 1e-6) * {tf} * :k1p "
+        f"/ ({tf} + :k1 * (:one_b + :b * {length} / stats.average))"
+    )
+
+
+# One statement for a query's words (``TsIndex.matches``), read top to bottom:
+# - stats: the corpus counts (average length 1 when there is none, as FTS5's)
+#   and the common cutoff (``common_cutoff``, the same arithmetic);
+# - word: each word (k: its place), its tsquery, and its first lexeme (the one
+#   bm25 counts: a word is one token, so one lexeme but in rare cases) as a
+#   tsquery of that lexeme alone;
+# - hit: each word's live rows from the GIN index, at most cutoff + 1 of them
+#   (so a common word costs no more than that), with how many (held) and
+#   whether the project may read each: the only read of memories;
+# - ranked: each rare word's (held at most the cutoff: all its rows are in
+#   hit) readable rows with their bm25, numbered best first; only the best
+#   ``cap`` are sent. The term frequency is ``ts_rank_cd`` with every weight
+#   1 and no normalisation on the one lexeme: the sum over its covers, each
+#   one occurrence, so its count (a quarter the cost of unnesting the vector);
+# - phrase: each pair of rare words, its first word's rows holding the two
+#   adjacent, with the bm25 of the adjacencies over the rows holding the phrase.
+# ``OFFSET 0`` keeps a term frequency one computation (PostgreSQL would
+# otherwise copy the subquery into each place bm25 uses it).
+_MATCHES = f"""
+WITH stats AS (
+    SELECT n, average, greatest(:common_min, floor(n * :common_share))::bigint AS cutoff
+    FROM (SELECT coalesce(max(rows), 0)::float8 AS n,
+                 coalesce(nullif(max(total_len)::float8 / nullif(max(rows), 0), 0), 1.0) AS average
+          FROM search_stats) counts
+), word AS (
+    SELECT k, w, plainto_tsquery('{CONFIG}', w) AS query, lexeme, quote_literal(lexeme)::tsquery AS one
+    FROM unnest(:words::text[]) WITH ORDINALITY AS t(w, k) CROSS JOIN LATERAL (
+        SELECT (SELECT lexeme FROM unnest(to_tsvector('{CONFIG}', memsdk_words(w)))
+                ORDER BY positions[1] LIMIT 1) AS lexeme
+    ) first
+), hit AS MATERIALIZED (
+    SELECT word.k, h.* FROM word CROSS JOIN LATERAL (
+        SELECT *, count(*) OVER () AS held FROM (
+            SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
+            FROM memories WHERE {_LIVE} AND search @@ word.query
+            LIMIT (SELECT cutoff + 1 FROM stats)
+        ) limited
+    ) h
+), ranked AS (
+    SELECT k, id, score, row_number() OVER (PARTITION BY k ORDER BY score DESC, id) AS place
+    FROM (
+        SELECT hit.k, hit.id, {_bm25_sql("f.tf", "hit.len", "hit.held")} AS score
+        FROM hit JOIN word ON word.k = hit.k AND word.lexeme IS NOT NULL CROSS JOIN stats
+        CROSS JOIN LATERAL (
+            SELECT ts_rank_cd('{{1,1,1,1}}', hit.search, word.one, 0)::integer AS tf OFFSET 0
+        ) f
+        WHERE hit.ok AND hit.held <= stats.cutoff
+    ) scored
+), counted AS (
+    SELECT word.k, word.w, word.lexeme, coalesce(max(hit.held), 0) AS held
+    FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k, word.w, word.lexeme
+), rare AS (
+    SELECT counted.* FROM counted CROSS JOIN stats
+    WHERE lexeme IS NOT NULL AND held <= stats.cutoff
+), pair AS MATERIALIZED (
+    SELECT p.j, ra.k, ra.lexeme AS first, rb.lexeme AS second,
+           phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query
+    FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
+    CROSS JOIN LATERAL (SELECT k, lexeme FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
+    CROSS JOIN LATERAL (SELECT lexeme FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
+), phrase AS (
+    SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
+        SELECT pair.j, hit.id, hit.len, f.tf
+        FROM pair JOIN hit ON hit.k = pair.k AND hit.search @@ pair.query
+        CROSS JOIN LATERAL (
+            SELECT (SELECT count(*) FROM unnest(at_a) x WHERE x + 1 = ANY(at_b)) AS tf
+            FROM (SELECT (SELECT positions FROM unnest(hit.search) u
+                          WHERE u.lexeme = pair.first) AS at_a,
+                         (SELECT positions FROM unnest(hit.search) u
+                          WHERE u.lexeme = pair.second) AS at_b OFFSET 0) at
+            OFFSET 0
+        ) f
+    ) adjacent WHERE tf > 0
+)
+SELECT 's', n::bigint, cutoff, NULL::float8 FROM stats
+UNION ALL SELECT 'h', k, NULL::bigint, held::float8 FROM counted
+UNION ALL SELECT 'b', k, id, score FROM ranked WHERE place <= :cap
+UNION ALL SELECT 'p', j, id, {_bm25_sql("tf", "len", "held")} FROM phrase CROSS JOIN stats
+"""
 
 
 class TsIndex:
@@ -45,22 +146,6 @@ class TsIndex:
 
     def __init__(self, store: Store) -> None:
         self.db = store.db
-        self._lexemes: dict[str, list[str]] = {}
-
-    def lexemes(self, text: str) -> list[str]:
-        """``text`` as the index stores it: its stemmed lexemes, in order."""
-        found = self._lexemes.get(text)
-        if found is None:
-            row = self.db.execute(
-                f"SELECT ARRAY(SELECT lexeme FROM unnest(to_tsvector('{CONFIG}', "
-                "memsdk_words(?))) ORDER BY positions[1]) ",
-                [text],
-            ).fetchone()
-            found = list(row[0] or [])
-            if len(self._lexemes) > 10_000:
-                self._lexemes.clear()
-            self._lexemes[text] = found
-        return found
 
     def stats(self) -> tuple[int, float]:
         """``(live rows, average length)`` from ``search_stats``."""
@@ -72,53 +157,62 @@ class TsIndex:
     def rows(self) -> int:
         return self.stats()[0]
 
-    def more_than(self, word: str, cutoff: int) -> bool:
-        sql = (
-            f"SELECT count(*) FROM (SELECT 1 FROM memories WHERE {_LIVE} "
-            f"AND search @@ plainto_tsquery('{CONFIG}', ?) LIMIT ?) held"
-        )
-        (count,) = self.db.execute(sql, [word, cutoff + 1]).fetchone()
-        return bool(count > cutoff)
-
-    def _positions(self, where: str, lexemes: list[str], params: list[Any]) -> list[Any]:
-        columns = ", ".join(
-            "(SELECT positions FROM unnest(search) u WHERE u.lexeme = ?)" for _ in lexemes
-        )
-        sql = f"SELECT id, search_len, {columns} FROM memories WHERE {_LIVE} AND {where}"
-        return self.db.execute(sql, [*lexemes, *params]).fetchall()
-
-    def scored(self, word: str) -> list[tuple[int, float]]:
-        lexemes = self.lexemes(word)
-        if not lexemes:
-            return []
-        rows = self._positions(f"search @@ plainto_tsquery('{CONFIG}', ?)", lexemes[:1], [word])
-        total, average = self.stats()
-        held = len(rows)
-        return [
-            (row[0], bm25(len(row[2] or ()), int(row[1] or 0), total, held, average))
-            for row in rows
+    def matches(
+        self,
+        words: list[str],
+        pairs: list[tuple[str, str]],
+        project: str,
+        cap: int,
+        common: tuple[int, float],
+    ) -> Matches:
+        """``Fts5Index.matches`` in one statement (``_MATCHES``): counts, best rows, phrases."""
+        params = {
+            "words": list(words),
+            "first": [a for a, _ in pairs],
+            "second": [b for _, b in pairs],
+            "common_min": common[0],
+            "common_share": common[1],
+            "cap": cap,
+            "project": project,
+            "k1": K1,
+            "k1p": K1 + 1,
+            "one_b": 1 - B,
+            "b": B,
+        }
+        found = Matches()
+        held: dict[int, int] = {}
+        best: dict[int, list[tuple[int, float]]] = {}
+        phrases: dict[int, list[tuple[int, float]]] = {}
+        for kind, k, memory_id, value in self.db.execute(_MATCHES, params).fetchall():
+            if kind == "s":
+                found.total, found.cutoff = k, memory_id
+            elif kind == "h":
+                held[k] = int(value)
+            elif kind == "b":
+                best.setdefault(k, []).append((memory_id, value))
+            else:
+                phrases.setdefault(k, []).append((memory_id, value))
+        rare = {k: words[k - 1] for k in sorted(held) if held[k] <= found.cutoff}
+        found.held = {word: held[k] for k, word in rare.items()}
+        found.rare = list(rare.values())
+        if not found.rare:
+            return Matches(total=found.total, cutoff=found.cutoff)
+        for k, word in rare.items():
+            rows = best.get(k, [])
+            rows.sort(key=lambda r: (-r[1], r[0]))
+            found.best[word] = rows
+        found.phrases = [
+            phrases.get(n, [])
+            for n, pair in enumerate(pairs, 1)
+            if pair[0] in found.held and pair[1] in found.held
         ]
-
-    def scored_phrase(self, pair: tuple[str, str]) -> list[tuple[int, float]]:
-        first, second = (self.lexemes(word) for word in pair)
-        if not first or not second:
-            return []
-        where = f"search @@ phraseto_tsquery('{CONFIG}', ?)"
-        rows = self._positions(where, [first[0], second[0]], [f"{pair[0]} {pair[1]}"])
-        total, average = self.stats()
-        counted = []
-        for memory_id, length, at_first, at_second in rows:
-            follows = set(at_second or ())
-            tf = sum(1 for p in at_first or () if p + 1 in follows)
-            if tf:
-                counted.append((memory_id, tf, int(length or 0)))
-        held = len(counted)
-        return [(i, bm25(tf, length, total, held, average)) for i, tf, length in counted]
+        return found
 
     def _any(self, words: list[str]) -> str:
         return " || ".join(f"plainto_tsquery('{CONFIG}', ?)" for _ in words)
 
     def readable(self, words: list[str], project: str) -> set[int]:
+        """Memories holding any of ``words`` that ``project`` may read (``Fts5Index.readable``)."""
         sql = f"SELECT id FROM memories WHERE {_LIVE} AND search @@ ({self._any(words)}) AND {_READABLE}"
         return {row[0] for row in self.db.execute(sql, [*words, project])}
 

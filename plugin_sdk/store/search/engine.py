@@ -114,30 +114,27 @@ def _lexical(
     if not words:
         return {}
     index = fulltext(store)
-    total = index.rows()
-    cutoff = max(int(conf["common_min"]), int(total * float(conf["common_share"])))
-    rare = [w for w in words if not _guard(index.more_than, w, cutoff)]
+    # One read of the index for the whole query (``Fts5Index.matches``): the
+    # indexed rows, which words are common, and for each rare word its row
+    # count and its best readable rows (the project applied inside the MATCH);
+    # phrases of rare pairs.
+    common = (int(conf["common_min"]), float(conf["common_share"]))
+    matched = _guard(index.matches, words, list(phrases), project, cap, common)
+    total, cutoff = matched.total, matched.cutoff
+    rare = matched.rare
     if not rare:
         return _recent(store, words, project, cap)
-    # The project, inside the MATCH: which rows holding a rare word this
-    # project may read. No bm25 here (FTS5's bm25 would count every row of
-    # the scope token); each word's bm25 comes from its own, bounded, lookup.
-    readable = _guard(index.readable, rare, project)
     terms: dict[int, dict[str, float]] = {}
     weight = {w: idf(total, cutoff + 1) for w in words}  # common words: at least cutoff + 1 rows
     for word in rare:
-        every = _guard(index.scored, word)
-        weight[word] = idf(total, len(every))
-        rows = [r for r in every if r[0] in readable]
-        rows.sort(key=lambda r: (-r[1], r[0]))
-        for memory_id, score in rows[:cap]:
+        weight[word] = idf(total, matched.held[word])
+        for memory_id, score in matched.best[word]:
             terms.setdefault(memory_id, {})[word] = score
     phrased: dict[int, float] = {}
-    for pair in phrases:
-        if pair[0] in rare and pair[1] in rare:
-            for memory_id, score in _guard(index.scored_phrase, pair):
-                if memory_id in terms:
-                    phrased[memory_id] = phrased.get(memory_id, 0.0) + score
+    for rows in matched.phrases:
+        for memory_id, score in rows:
+            if memory_id in terms:
+                phrased[memory_id] = phrased.get(memory_id, 0.0) + score
     lexical = fuse(terms, phrased, len(rare), conf)
     best = sorted(lexical, key=lambda i: (-lexical[i], i))[:keep]
     weak = q.shipped_stopwords(str(conf["language"]), "weak")

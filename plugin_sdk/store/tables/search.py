@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from plugin_sdk.store.search import query as q
 
 if TYPE_CHECKING:
@@ -46,6 +48,29 @@ def scope_match(project: str) -> str:
     return f'fts_scope : ("{token}" OR "shared")'
 
 
+def common_cutoff(total: int, common_min: int, common_share: float) -> int:
+    """A word held by more than this many of ``total`` rows is common (``docs/search.md``)."""
+    return max(common_min, int(total * common_share))
+
+
+@attrs.define
+class Matches:
+    """What the index holds for a query's words: one answer of :meth:`Fts5Index.matches`."""
+
+    #: Rows in the index (live memories).
+    total: int = 0
+    #: A word held by more rows than this is common (:func:`common_cutoff`).
+    cutoff: int = 0
+    #: The words held by at most the cutoff's rows, in the query's order.
+    rare: list[str] = attrs.field(factory=list)
+    #: Each rare word's live rows.
+    held: dict[str, int] = attrs.field(factory=dict)
+    #: Each rare word's readable rows with its score, best first (score, then id), at most ``cap``.
+    best: dict[str, list[tuple[int, float]]] = attrs.field(factory=dict)
+    #: For each pair of adjacent rare words, in order: the rows holding it as a phrase, scored.
+    phrases: list[list[tuple[int, float]]] = attrs.field(factory=list)
+
+
 class Fts5Index:
     """What search reads from the FTS5 index: words in, memory ids (and bm25) out.
 
@@ -69,6 +94,42 @@ class Fts5Index:
             if not byte & 0x80:
                 break
         return value
+
+    def matches(
+        self,
+        words: list[str],
+        pairs: list[tuple[str, str]],
+        project: str,
+        cap: int,
+        common: tuple[int, float],
+    ) -> Matches:
+        """The index's answer for a query's ``words`` and adjacent ``pairs`` (see :class:`Matches`).
+
+        A word held by more rows than the cutoff (``common``: ``(common_min,
+        common_share)``, :func:`common_cutoff`) is common: it has no rows here
+        (its cost would grow with the store). None rare: nothing else is read.
+        """
+        total = self.rows()
+        cutoff = common_cutoff(total, *common)
+        found = Matches(total=total, cutoff=cutoff)
+        found.rare = [w for w in words if not self.more_than(w, cutoff)]
+        if not found.rare:
+            return found
+        # The project, inside the MATCH: which rows holding a rare word this
+        # project may read. No bm25 here (FTS5's bm25 would count every row of
+        # the scope token); each word's bm25 comes from its own, bounded, lookup.
+        readable = self.readable(found.rare, project)
+        for word in found.rare:
+            every = self.scored(word)
+            found.held[word] = len(every)
+            rows = sorted((r for r in every if r[0] in readable), key=lambda r: (-r[1], r[0]))
+            found.best[word] = rows[:cap]
+        found.phrases = [
+            self.scored_phrase(pair)
+            for pair in pairs
+            if pair[0] in found.rare and pair[1] in found.rare
+        ]
+        return found
 
     def more_than(self, word: str, cutoff: int) -> bool:
         """Whether more than ``cutoff`` indexed memories hold ``word`` (counting stops there)."""
