@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timezone
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -262,15 +262,17 @@ def _priors(
     kind = answers.asked(query.text, language) if float(conf["answer"]) else None
     priors: dict[int, float] = {}
     texts: dict[int, str] = {}
+    in_sql = store.engine == "sqlite"  # SQLite's julianday is native; PostgreSQL's is not
     for row in store.db.execute(
         f"""SELECT m.id, m.importance, m.pinned, coalesce(m.occurred_at, m.created_at) AS at,
-                  max(0.0, julianday(?) - julianday(coalesce(m.occurred_at, m.created_at))),
-                  c.strength, {"m.content" if kind else "NULL"}
+                  {_AGE if in_sql else "NULL"}, c.strength, {"m.content" if kind else "NULL"}
            FROM memories m LEFT JOIN memory_cells c ON c.memory_id = m.id
            WHERE m.id IN (SELECT value FROM json_each(?))""",
-        [now.isoformat(), _ids(found)],
+        [now.isoformat(), _ids(found)] if in_sql else [_ids(found)],
     ):
         memory_id, importance, pinned, when, age, strength, content = row
+        if not in_sql:
+            age = _age_days(when, now)
         hit = found[memory_id]
         prior = 1.0 + float(conf["importance"]) * (importance - 50) / 50
         if strength is not None and strength > 0:
@@ -299,6 +301,29 @@ def _priors(
     for memory_id, prior in priors.items():
         hit = found[memory_id]
         hit.score = hit.context * max(prior, 0.05)
+
+
+#: A memory's age in days, in SQL: SQLite's native julianday (bench/bench_priors.py).
+_AGE = "max(0.0, julianday(?) - julianday(coalesce(m.occurred_at, m.created_at)))"
+
+
+def _age_days(when: str | None, now: datetime) -> float | None:
+    """Days from ``when`` (a stored ISO time; no zone reads as UTC, as SQLite's julianday) to ``now``.
+
+    Never negative; ``None`` for text that is no time (no recency prior then).
+    PostgreSQL's ages are computed here: its ``julianday`` is a SQL function of
+    the compat schema, 2.4x the time of this read (``bench/bench_priors.py``);
+    SQLite's stay in SQL, where julianday is native and a little quicker.
+    """
+    if not when:
+        return None
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, (now - moment).total_seconds() / 86400.0)
 
 
 def _could_rise(
