@@ -52,8 +52,8 @@ from plugin_sdk.grid.policy import grid
 from plugin_sdk.grid.strength import days_between, strength, weight_temporal
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.store.models import CELLS
-from plugin_sdk.store.tables import entities as entity_rows
-from plugin_sdk.store.tables import relations as relation_rows
+from plugin_sdk.store.tables.grid import entities as entity_rows
+from plugin_sdk.store.tables.grid import relations as relation_rows
 
 NOW = datetime(2026, 11, 29, tzinfo=timezone.utc)
 PROJECT = "bench"

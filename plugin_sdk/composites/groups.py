@@ -16,7 +16,7 @@ keeps each ranked memory's annotation current (``toc_rank.note``, by
 triggers), so the injector reads it with the ranking. That note is the
 owner's view, one per memory; another project reading a shared head gets
 its note computed at read time with the visibility rule
-(``READER_NOTE_SQL`` in ``store/tables/toc.py``), never a count of members it cannot see.
+(``READER_NOTE_SQL`` in ``store/tables/composites/toc.py``), never a count of members it cannot see.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def notes(store: Store, heads: list[int], project: str | None = None) -> dict[in
     ``project`` (default: the store's) the same SQL the store's ranking keeps
     (``toc_rank.note``, one per memory); for another project's shared head,
     computed now, counting only the members ``project`` may read
-    (``READER_NOTE_SQL`` in ``store/tables/toc.py``), so the wall does not tell how many are behind it.
+    (``READER_NOTE_SQL`` in ``store/tables/composites/toc.py``), so the wall does not tell how many are behind it.
     """
     project = project or store.project
     result: dict[int, tuple[str, str]] = {}

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from plugin_sdk.grid.policy import grid
-from plugin_sdk.store.tables.cells import ensure_math
+from plugin_sdk.store.tables.grid.cells import ensure_math
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -9,7 +9,7 @@ as they were, after checking that none of them changed since; it refuses
 otherwise, and writes nothing.
 
 The statements (the temporary triggers, the log, reading and writing rows
-back) are the proposals owner's (``store/tables/undo_log.py``); the queue's own
+back) are the proposals owner's (``store/tables/queues/undo_log.py``); the queue's own
 tables, the dreamer's state, the migrations record and full-text shadow
 tables are not recorded (the full-text index follows ``memories`` through its
 own triggers). Reads are bookkeeping, not content: ``VOLATILE`` columns
@@ -26,7 +26,7 @@ import attrs
 
 from plugin_sdk.errors import UndoRefused
 from plugin_sdk.store import driver
-from plugin_sdk.store.tables.undo_log import VOLATILE, Table
+from plugin_sdk.store.tables.queues.undo_log import VOLATILE, Table
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -72,7 +72,7 @@ from plugin_sdk.retain.strengthen import (
 )
 from plugin_sdk.retain.truth import due, regenerate_many
 from plugin_sdk.store.file import tuning
-from plugin_sdk.store.tables.cells import ensure_math
+from plugin_sdk.store.tables.grid.cells import ensure_math
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity

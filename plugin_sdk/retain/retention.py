@@ -15,7 +15,7 @@ from plugin_sdk.errors import MemsdkError
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
-    from plugin_sdk.store.tables.observations import Pruned
+    from plugin_sdk.store.tables.queues.observations import Pruned
 
 DEFAULT_DAYS = 30
 

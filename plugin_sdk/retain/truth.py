@@ -34,7 +34,7 @@ import attrs
 from plugin_sdk.errors import NotFound
 from plugin_sdk.grid.entities import Entity as EntityRecord
 from plugin_sdk.plugin.records import Prompt
-from plugin_sdk.store.tables.observations import RECENT
+from plugin_sdk.store.tables.queues.observations import RECENT
 
 if TYPE_CHECKING:
     from plugin_sdk.grid.entities import Entity

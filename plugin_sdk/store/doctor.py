@@ -42,8 +42,8 @@ from plugin_sdk.errors import SchemaTooNew, StoreError
 from plugin_sdk.store import driver, fence, postgres
 from plugin_sdk.store.locking import StoreDatabase, open_database
 from plugin_sdk.store.migrations import migrations
-from plugin_sdk.store.tables import sessions
-from plugin_sdk.store.tables.search import check_index, index_check, rebuild_index
+from plugin_sdk.store.tables.memories.search import check_index, index_check, rebuild_index
+from plugin_sdk.store.tables.queues import sessions
 from plugin_sdk.store.writing import pending
 
 CHECKS = (

@@ -45,7 +45,7 @@ from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.engine import find, not_live
 from plugin_sdk.store.search.ranking import Found
 from plugin_sdk.store.search.when import utc_iso
-from plugin_sdk.store.tables.memories import memory_row
+from plugin_sdk.store.tables.memories.memories import memory_row
 from plugin_sdk.store.visibility import check_owner, not_found, readable
 from plugin_sdk.store.writing import bulk
 from plugin_sdk.store.writing.checks import check_content, check_importance

@@ -904,7 +904,7 @@ END"""
 
 
 # Frozen with m015: never edited. The live annotation SQL the read path runs is
-# plugin_sdk/store/tables/toc.py's; a change to it is a new migration.
+# plugin_sdk/store/tables/composites/toc.py's; a change to it is a new migration.
 # What one expand of a memory shows, as the block writes it inside the id
 # bracket: per composite it heads with active members, in type order,
 # "9 details", "12 groups, 480 memories" (a group of the map: its sizes as

@@ -19,7 +19,7 @@ Queries use only the vectors of the model that embedded the query, and only
 memories that are active and readable from the project searched (its own,
 or ``scope = 'global' AND shareable = 1``). They read either the sqlite-vec
 mirror or, without the extension, scan (``scan.py``). The statements on the
-vector tables and the mirror are their owner's (``store/tables/vectors.py``,
+vector tables and the mirror are their owner's (``store/tables/memories/vectors.py``,
 ``store.tables.vectors``); this module decides when each runs.
 """
 
@@ -29,7 +29,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.store.tables.vectors import MAX_K
+from plugin_sdk.store.tables.memories.vectors import MAX_K
 from plugin_sdk.vectors import scan
 from plugin_sdk.vectors.embed import Embedded, content_hash, to_blob
 

@@ -4,7 +4,7 @@ Stored vectors have unit length, so the score is a plain dot product (the
 cosine similarity). The rows stream from a cursor; ``heapq`` keeps the best
 ``k``. Pure Python costs about 12 ms per 1,000 vectors of 384 numbers on a
 small machine (docs/benchmarks.md), so this serves stores of some ten
-thousand memories; sqlite-vec (the mirror: ``store/tables/vectors.py``) serves larger ones.
+thousand memories; sqlite-vec (the mirror: ``store/tables/memories/vectors.py``) serves larger ones.
 """
 
 from __future__ import annotations

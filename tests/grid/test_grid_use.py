@@ -14,7 +14,7 @@ from plugin_sdk.grid.consolidation import prepare
 from plugin_sdk.stages.dreamer import Dreamer
 from plugin_sdk.stages.inject import inject
 from plugin_sdk.store.models import CELLS
-from plugin_sdk.store.tables import cells, entities, relations
+from plugin_sdk.store.tables.grid import cells, entities, relations
 from plugin_sdk.testing import fresh_plugin_manager, grid_section, pack_document
 
 T = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -93,11 +93,11 @@ def test_packages_are_small_and_module_names_have_one_meaning() -> None:
         limit = 17 if package.name == "store" else 16
         assert len(modules) <= limit, f"{package.name} holds {len(modules)} modules"
     # cli/ modules are named after the command groups they define, which front
-    # the area of the same name, and store/tables/ modules after the tables they
-    # own, as is an owner's PostgreSQL form in store/postgres/ (named as the
-    # store/tables/ module it stands beside); everywhere else a module name is
-    # used once.
-    owners = {path.stem for path in (sdk / "store" / "tables").glob("*.py")}
+    # the area of the same name, and store/tables/ modules (in its group
+    # packages) after the tables they own, as is an owner's PostgreSQL form in
+    # store/postgres/ (named as the store/tables/<group>/ module it stands
+    # beside); everywhere else a module name is used once.
+    owners = {path.stem for path in (sdk / "store" / "tables").rglob("*.py")}
     names = Counter(
         path.stem
         for folder in (sdk, ROOT / "plugins")

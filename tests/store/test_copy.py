@@ -40,7 +40,7 @@ from plugin_sdk.store import driver
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.store.file import copying
 from plugin_sdk.store.search import neardup, ranking
-from plugin_sdk.store.tables import hooks
+from plugin_sdk.store.tables.queues import hooks
 from plugin_sdk.vectors.embed import Embedded
 
 SECRET = "sk-live-Zq7rT9wX2mK4pL8vN3bC"

@@ -1,4 +1,4 @@
-"""The hook tables' owner (store/tables/hooks.py) runs on a plain sqlite3 connection, lean."""
+"""The hook tables' owner (store/tables/queues/hooks.py) runs on a plain sqlite3 connection, lean."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 
 from plugin_sdk.store.connection import Store
-from plugin_sdk.store.tables import hooks
+from plugin_sdk.store.tables.queues import hooks
 
 
 def test_the_hook_path_imports_no_sqlite_utils() -> None:
     script = (
         "import json, sys\n"
-        "import plugin_sdk.store.tables.hooks, plugin_sdk.host.claude.hook_queue, plugin_sdk.host.claude.hook_entry\n"
+        "import plugin_sdk.store.tables.queues.hooks, plugin_sdk.host.claude.hook_queue, plugin_sdk.host.claude.hook_entry\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'sqlite_utils')))\n"
     )
     result = subprocess.run(

@@ -27,11 +27,11 @@ FOREIGN = {
     "plugin_sdk/transcripts/llm_threads.py",
 }
 # The PostgreSQL engine's form of an owner, where its SQL must differ: the same
-# owner, on the other engine (store/postgres/<x>.py stands beside store/tables/<x>.py).
+# owner, on the other engine (store/postgres/<x>.py stands beside store/tables/<group>/<x>.py).
 ENGINE_FORMS = {
-    "plugin_sdk/store/postgres/memories.py": "plugin_sdk/store/tables/memories.py",
-    "plugin_sdk/store/postgres/vectors.py": "plugin_sdk/store/tables/vectors.py",
-    "plugin_sdk/store/postgres/undo_log.py": "plugin_sdk/store/tables/undo_log.py",
+    "plugin_sdk/store/postgres/memories.py": "plugin_sdk/store/tables/memories/memories.py",
+    "plugin_sdk/store/postgres/vectors.py": "plugin_sdk/store/tables/memories/vectors.py",
+    "plugin_sdk/store/postgres/undo_log.py": "plugin_sdk/store/tables/queues/undo_log.py",
 }
 # Names a statement writes that are not store tables (temporary tables).
 NOT_TABLES = {"temp", "OR", "memsdk_undo_old_"}

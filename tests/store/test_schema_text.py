@@ -10,7 +10,7 @@ from plugin_sdk import Store
 from plugin_sdk.errors import SchemaMismatch
 from plugin_sdk.store import fence, schema
 from plugin_sdk.store.doctor import doctor
-from plugin_sdk.store.tables import toc
+from plugin_sdk.store.tables.composites import toc
 
 ROOT = Path(__file__).resolve().parents[2]
 

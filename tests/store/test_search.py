@@ -13,7 +13,7 @@ from plugin_sdk import InvalidMemory, Store, hookimpl, make_plugin_manager, reso
 from plugin_sdk.store.search.query import parse, shipped_stopwords, tokens
 from plugin_sdk.store.search.ranking import DEFAULTS, combine, set_setting
 from plugin_sdk.store.search.ranking import settings as search_settings
-from plugin_sdk.store.tables.search import fulltext, index_check
+from plugin_sdk.store.tables.memories.search import fulltext, index_check
 
 FIXED = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
 

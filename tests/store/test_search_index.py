@@ -11,7 +11,7 @@ import pytest
 
 from plugin_sdk import Store
 from plugin_sdk.store.postgres.search import bm25
-from plugin_sdk.store.tables.search import fulltext
+from plugin_sdk.store.tables.memories.search import fulltext
 
 TEXTS = [
     "kestrel nests in the quarry",  # 1: 5 tokens

@@ -17,7 +17,7 @@ from plugin_sdk.errors import EmbeddingError
 from plugin_sdk.plugin.hookspecs import hookimpl
 from plugin_sdk.plugin.records import Embeddings
 from plugin_sdk.store import driver
-from plugin_sdk.store.tables.vectors import load_sqlite_vec
+from plugin_sdk.store.tables.memories.vectors import load_sqlite_vec
 from plugin_sdk.testing import HashEmbedder, fresh_plugin_manager, pack_document
 from plugin_sdk.vectors.embed import embed
 from plugin_sdk.vectors.fusion import fuse, hybrid_search
@@ -398,7 +398,7 @@ def test_a_missing_mirror_is_rebuilt(tmp_path, embedder):
 LEAN_HOOK_MODULES = {
     "plugin_sdk/host/claude/hook_entry.py",
     "plugin_sdk/host/claude/hook_queue.py",
-    "plugin_sdk/store/tables/hooks.py",
+    "plugin_sdk/store/tables/queues/hooks.py",
 }
 
 

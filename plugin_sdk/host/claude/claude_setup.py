@@ -148,7 +148,7 @@ def status_report(project_dir: Path) -> dict[str, Any]:
     """What a project's settings install, and the store's record of each hook's runs."""
     from plugin_sdk.host.claude.claude_hooks import EVENTS, _ours
     from plugin_sdk.store import driver
-    from plugin_sdk.store.tables import hooks
+    from plugin_sdk.store.tables.queues import hooks
 
     settings = project_dir / ".claude" / "settings.json"
     document = json.loads(settings.read_text()) if settings.exists() else {}

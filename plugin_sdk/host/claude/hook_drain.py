@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.errors import MemsdkError
 from plugin_sdk.host.claude.hook_queue import pending, record_run
-from plugin_sdk.store.tables import hooks
+from plugin_sdk.store.tables.queues import hooks
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

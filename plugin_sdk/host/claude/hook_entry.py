@@ -180,7 +180,7 @@ def _project(cwd: str | None) -> str:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """A plain connection to the store; a store without the queue is migrated first."""
-    from plugin_sdk.store.tables.hooks import has_queue
+    from plugin_sdk.store.tables.queues.hooks import has_queue
 
     conn = sqlite3.connect(path, timeout=5)
     if not has_queue(conn):

@@ -10,7 +10,7 @@ only what was not sent before, so nothing is read twice.
 
 Functions here take a plain :class:`sqlite3.Connection` (what the lean hook
 entry point opens) or a store's ``db.conn``: no import of sqlite-utils. The
-statements are the owner's, ``store/tables/hooks.py`` (re-exported here).
+statements are the owner's, ``store/tables/queues/hooks.py`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from plugin_sdk.store.tables import hooks
-from plugin_sdk.store.tables.hooks import first_notice, now, pending, record_run
+from plugin_sdk.store.tables.queues import hooks
+from plugin_sdk.store.tables.queues.hooks import first_notice, now, pending, record_run
 
 __all__ = [
     "enqueue",

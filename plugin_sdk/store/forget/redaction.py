@@ -89,7 +89,7 @@ NOT_STORED_TEXT: dict[str, tuple[str, ...]] = {
     "forgotten": ("*",),  # tombstones: hash and the reason a person gave, never the text
     "insert_triggers_paused": ("*",),
     # curate's MinHash bands: integer hashes of word sets, ids and word counts, never
-    # text; forget drops the forgotten memory's rows (store/tables/neardup.py)
+    # text; forget drops the forgotten memory's rows (store/tables/memories/neardup.py)
     "neardup_bands": ("*",),
     "neardup_dirty": ("*",),
     "vector_changes": ("*",),

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from plugin_sdk.store.postgres.database import PENDING_LIST_LIMIT
-from plugin_sdk.store.tables.memories import _REPEAT, COLUMNS, Key, MemoryRows
+from plugin_sdk.store.tables.memories.memories import _REPEAT, COLUMNS, Key, MemoryRows
 
 #: The pending list's limit while a batch is inserted: room for its words.
 BATCH_PENDING_LIST = "16MB"

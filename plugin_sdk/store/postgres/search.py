@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.search import Matches
+from plugin_sdk.store.tables.memories.search import Matches
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:

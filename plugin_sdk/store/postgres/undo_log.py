@@ -1,4 +1,4 @@
-"""The undo recording on PostgreSQL: :class:`~plugin_sdk.store.tables.undo_log.UndoLog`'s methods.
+"""The undo recording on PostgreSQL: :class:`~plugin_sdk.store.tables.queues.undo_log.UndoLog`'s methods.
 
 The same recording as on SQLite (``proposals/undo.py``), in PostgreSQL's terms:
 
@@ -50,8 +50,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store.postgres.schema import text
-from plugin_sdk.store.tables.undo_log import NOT_RECORDED, VOLATILE, Table, Touched
-from plugin_sdk.store.tables.vectors import MIRROR
+from plugin_sdk.store.tables.memories.vectors import MIRROR
+from plugin_sdk.store.tables.queues.undo_log import NOT_RECORDED, VOLATILE, Table, Touched
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

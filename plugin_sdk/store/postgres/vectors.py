@@ -16,7 +16,7 @@ import sys
 from array import array
 from collections.abc import Iterable
 
-from plugin_sdk.store.tables.vectors import MAX_K, MIRROR, VectorRows
+from plugin_sdk.store.tables.memories.vectors import MAX_K, MIRROR, VectorRows
 
 
 def floats_text(blob: bytes) -> str:

@@ -59,7 +59,7 @@ CREATE TABLE criteria_history (
 
 CREATE INDEX criteria_history_category ON criteria_history (category, id);
 
--- owner: plugin_sdk/store/tables/memories.py
+-- owner: plugin_sdk/store/tables/memories/memories.py
 -- Project, kind, category, content, normalized hash, status, importance, scope, shareable, superseded_by, merged_from, seen/retrieval counts, cached token count and tokenizer, source, timestamps, `occurred_at` (when it happened), `fts_scope` (generated: the index's project tokens).
 CREATE TABLE memories (
     id INTEGER PRIMARY KEY,
@@ -201,7 +201,7 @@ CREATE TRIGGER neardup_delete AFTER DELETE ON memories BEGIN
     DELETE FROM neardup_dirty WHERE memory_id = OLD.id;
 END;
 
--- owner: plugin_sdk/store/tables/sessions.py
+-- owner: plugin_sdk/store/tables/queues/sessions.py
 -- Per session: project and the hash of the prompt surface it was given.
 CREATE TABLE session_meta (
     session_id TEXT PRIMARY KEY,
@@ -211,7 +211,7 @@ CREATE TABLE session_meta (
     updated_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/sessions.py
+-- owner: plugin_sdk/store/tables/queues/sessions.py
 -- Per dreamer task and project: its cursor, progress, lease and last error, so a run resumes.
 CREATE TABLE dreamer_state (
     task TEXT NOT NULL,
@@ -229,7 +229,7 @@ CREATE TABLE dreamer_state (
     PRIMARY KEY (task, project)
 );
 
--- owner: plugin_sdk/store/tables/composites.py
+-- owner: plugin_sdk/store/tables/composites/composites.py
 -- Typed star groups: a head memory, a type, a layout, a cursor.
 CREATE TABLE composites (
     id INTEGER PRIMARY KEY,
@@ -279,7 +279,7 @@ CREATE TRIGGER toc_composite_delete AFTER DELETE ON composites BEGIN
         WHERE memory_id IN (OLD.head_memory_id) AND tier IS NOT NULL;
 END;
 
--- owner: plugin_sdk/store/tables/composites.py
+-- owner: plugin_sdk/store/tables/composites/composites.py
 -- Ordered members of each composite (never its own head).
 CREATE TABLE composite_members (
     composite_id INTEGER NOT NULL REFERENCES composites(id) ON DELETE CASCADE,
@@ -334,7 +334,7 @@ CREATE TRIGGER toc_member_update AFTER UPDATE OF member_memory_id, composite_id
         WHERE memory_id IN (SELECT head_memory_id FROM composites WHERE id = NEW.composite_id) AND tier IS NOT NULL;
 END;
 
--- owner: plugin_sdk/store/tables/composites.py
+-- owner: plugin_sdk/store/tables/composites/composites.py
 -- What happened to a composite on merges and repairs (a membership dropped, a head moved).
 CREATE TABLE composite_events (
     id INTEGER PRIMARY KEY,
@@ -346,7 +346,7 @@ CREATE TABLE composite_events (
 
 CREATE INDEX composite_events_composite ON composite_events (composite_id, id);
 
--- owner: plugin_sdk/store/tables/refsets.py
+-- owner: plugin_sdk/store/tables/composites/refsets.py
 -- Named reference sets of a project (curated lists of memories).
 CREATE TABLE reference_sets (
     id INTEGER PRIMARY KEY,
@@ -357,7 +357,7 @@ CREATE TABLE reference_sets (
     created_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/refsets.py
+-- owner: plugin_sdk/store/tables/composites/refsets.py
 -- The items of each reference set, in order.
 CREATE TABLE reference_set_items (
     set_id INTEGER NOT NULL REFERENCES reference_sets(id) ON DELETE CASCADE,
@@ -368,7 +368,7 @@ CREATE TABLE reference_set_items (
     PRIMARY KEY (set_id, position)
 );
 
--- owner: plugin_sdk/store/tables/sessions.py
+-- owner: plugin_sdk/store/tables/queues/sessions.py
 -- The last injection per session and budget: which memories were shown (for `delta`).
 CREATE TABLE injections (
     session_id TEXT NOT NULL,
@@ -381,7 +381,7 @@ CREATE TABLE injections (
     PRIMARY KEY (session_id, project)
 );
 
--- owner: plugin_sdk/store/tables/entities.py
+-- owner: plugin_sdk/store/tables/grid/entities.py
 -- The entity grid's entities: name, type, project, cell, strength and half-life.
 CREATE TABLE entities (
     id INTEGER PRIMARY KEY,
@@ -415,7 +415,7 @@ CREATE INDEX entities_cell ON entities (project, memory_type, referent);
 
 CREATE UNIQUE INDEX entities_name_nocase ON entities (project, name COLLATE NOCASE);
 
--- owner: plugin_sdk/store/tables/entities.py
+-- owner: plugin_sdk/store/tables/grid/entities.py
 -- Links between memories and the entities they mention.
 CREATE TABLE memory_entities (
     memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -428,7 +428,7 @@ CREATE INDEX memory_entities_entity ON memory_entities (entity_id, role);
 
 CREATE INDEX memory_entities_latest ON memory_entities (entity_id, memory_id);
 
--- owner: plugin_sdk/store/tables/relations.py
+-- owner: plugin_sdk/store/tables/grid/relations.py
 -- Typed relation blocks between entities (the retained relation facts).
 CREATE TABLE relations (
     id INTEGER PRIMARY KEY,
@@ -447,7 +447,7 @@ CREATE TABLE relations (
 
 CREATE INDEX relations_target ON relations (target_id);
 
--- owner: plugin_sdk/store/tables/cells.py
+-- owner: plugin_sdk/store/tables/grid/cells.py
 -- Each memory's cell in the grid (memory type x category) and its strength.
 CREATE TABLE memory_cells (
     memory_id INTEGER PRIMARY KEY REFERENCES memories(id) ON DELETE CASCADE,
@@ -476,7 +476,7 @@ CREATE TRIGGER toc_cell_delete AFTER DELETE ON memory_cells BEGIN
     UPDATE toc_rank SET strength = -1.0 WHERE memory_id = OLD.memory_id;
 END;
 
--- owner: plugin_sdk/store/tables/observations.py
+-- owner: plugin_sdk/store/tables/queues/observations.py
 -- The Retain Job's inbox: observations as they arrived, with their payload and status.
 CREATE TABLE observations (
     project TEXT NOT NULL,
@@ -509,7 +509,7 @@ CREATE TABLE observations (
 
 CREATE INDEX observations_status ON observations (project, status);
 
--- owner: plugin_sdk/store/tables/observations.py
+-- owner: plugin_sdk/store/tables/queues/observations.py
 -- Which observations touched which entity, per category and topic (the latest per topic).
 CREATE TABLE entity_observations (
     entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
@@ -532,7 +532,7 @@ CREATE INDEX entity_observations_observation ON entity_observations (project, ob
 
 CREATE INDEX entity_observations_latest ON entity_observations (entity_id, at, observation_id);
 
--- owner: plugin_sdk/store/tables/facts.py
+-- owner: plugin_sdk/store/tables/grid/facts.py
 -- Retained facts (subject, predicate, object) with the observation they came from.
 CREATE TABLE facts (
     id INTEGER PRIMARY KEY,
@@ -551,7 +551,7 @@ CREATE INDEX facts_subject ON facts (entity_id, predicate, status);
 
 CREATE INDEX facts_observation ON facts (project, observation_id);
 
--- owner: plugin_sdk/store/tables/facts.py
+-- owner: plugin_sdk/store/tables/grid/facts.py
 -- Open and settled conflicts between facts of one entity.
 CREATE TABLE conflicts (
     id INTEGER PRIMARY KEY,
@@ -576,7 +576,7 @@ CREATE INDEX conflicts_project ON conflicts (project, status);
 CREATE UNIQUE INDEX conflicts_open_once ON conflicts (entity_id, kind, predicate, pair)
     WHERE status = 'open';
 
--- owner: plugin_sdk/store/tables/truths.py
+-- owner: plugin_sdk/store/tables/grid/truths.py
 -- Compiled Truth: the current digest of what is known of an entity, superseded by the next.
 CREATE TABLE compiled_truths (
     id INTEGER PRIMARY KEY,
@@ -593,7 +593,7 @@ CREATE TABLE compiled_truths (
 
 CREATE INDEX compiled_truths_entity ON compiled_truths (entity_id, superseded_by);
 
--- owner: plugin_sdk/store/tables/truths.py
+-- owner: plugin_sdk/store/tables/grid/truths.py
 -- How much new evidence each entity gathered since its truth was compiled (what is due).
 CREATE TABLE truth_impacts (
     entity_id INTEGER PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
@@ -605,7 +605,7 @@ CREATE TABLE truth_impacts (
 
 CREATE INDEX truth_impacts_due ON truth_impacts (project, impact);
 
--- owner: plugin_sdk/store/tables/proposals.py
+-- owner: plugin_sdk/store/tables/queues/proposals.py
 -- The approval queue: proposed changes to memories, criteria or files, with their diff and status.
 CREATE TABLE "proposals" (
     id INTEGER PRIMARY KEY,
@@ -628,7 +628,7 @@ CREATE UNIQUE INDEX proposals_pending_once ON proposals (project, diff_type, dif
 
 CREATE INDEX proposals_status ON proposals (project, status, id);
 
--- owner: plugin_sdk/store/tables/proposals.py
+-- owner: plugin_sdk/store/tables/queues/proposals.py
 -- Each proposal's history (filed, approved, applied, rejected, undone).
 CREATE TABLE proposal_events (
     id INTEGER PRIMARY KEY,
@@ -642,7 +642,7 @@ CREATE TABLE proposal_events (
 
 CREATE INDEX proposal_events_proposal ON proposal_events (proposal_id, id);
 
--- owner: plugin_sdk/store/tables/proposals.py
+-- owner: plugin_sdk/store/tables/queues/proposals.py
 -- What applying a proposal changed, so it can be undone.
 CREATE TABLE proposal_applications (
     proposal_id INTEGER PRIMARY KEY REFERENCES proposals(id),
@@ -653,7 +653,7 @@ CREATE TABLE proposal_applications (
     undone_at TEXT
 );
 
--- owner: plugin_sdk/store/tables/sessions.py
+-- owner: plugin_sdk/store/tables/queues/sessions.py
 -- The import ledger of `memsdk historian run`: per transcript file and project, format, bytes read, their SHA-256, the last message's record id (overall and per conversation), messages sent, when ([transcripts.md](transcripts.md)).
 CREATE TABLE transcript_imports (
     path TEXT NOT NULL,                       -- the file, as an absolute path
@@ -668,7 +668,7 @@ CREATE TABLE transcript_imports (
     PRIMARY KEY (path, project)
 );
 
--- owner: plugin_sdk/store/tables/facts.py
+-- owner: plugin_sdk/store/tables/grid/facts.py
 -- Value conflicts between two memories (curate found them close but different).
 CREATE TABLE memory_conflicts (
     id INTEGER PRIMARY KEY,
@@ -689,7 +689,7 @@ CREATE INDEX memory_conflicts_project ON memory_conflicts (project, status);
 CREATE UNIQUE INDEX memory_conflicts_open_once
     ON memory_conflicts (memory_id, other_memory_id) WHERE status = 'open';
 
--- owner: plugin_sdk/store/tables/memories.py
+-- owner: plugin_sdk/store/tables/memories/memories.py
 -- Feedback on a memory's use: good or bad, from whom, with a note.
 CREATE TABLE memory_outcomes (
     id INTEGER PRIMARY KEY,
@@ -703,7 +703,7 @@ CREATE TABLE memory_outcomes (
 
 CREATE INDEX memory_outcomes_memory ON memory_outcomes (memory_id, id);
 
--- owner: plugin_sdk/store/tables/cells.py
+-- owner: plugin_sdk/store/tables/grid/cells.py
 -- The user's overrides of the grid's settings (per key).
 CREATE TABLE grid_overrides (
     key TEXT PRIMARY KEY,
@@ -711,7 +711,7 @@ CREATE TABLE grid_overrides (
     updated_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/cells.py
+-- owner: plugin_sdk/store/tables/grid/cells.py
 -- Audit trail of every change to a grid override.
 CREATE TABLE grid_history (
     id INTEGER PRIMARY KEY,
@@ -725,7 +725,7 @@ CREATE TABLE grid_history (
 
 CREATE INDEX grid_history_key ON grid_history (key, id);
 
--- owner: plugin_sdk/store/tables/memories.py
+-- owner: plugin_sdk/store/tables/memories/memories.py
 -- Tombstones of forgotten memories: the hash that keeps them from coming back, never the text.
 CREATE TABLE forgotten (
     memory_id INTEGER PRIMARY KEY REFERENCES memories(id),
@@ -740,7 +740,7 @@ CREATE TABLE forgotten (
 CREATE INDEX forgotten_hash ON forgotten (project, normalized_hash)
     WHERE undone_at IS NULL;
 
--- owner: plugin_sdk/store/tables/search.py
+-- owner: plugin_sdk/store/tables/memories/search.py
 -- Cached token counts per text hash and tokenizer.
 CREATE TABLE token_counts (
     text_hash TEXT NOT NULL,                  -- SHA-256 of the text
@@ -750,14 +750,14 @@ CREATE TABLE token_counts (
     PRIMARY KEY (text_hash, tokenizer)
 );
 
--- owner: plugin_sdk/store/tables/search.py
+-- owner: plugin_sdk/store/tables/memories/search.py
 -- FTS5 index (`content=[memories]`, porter stemming) of the **live** memories' text and `fts_scope`, kept in step by triggers ([search.md](search.md#the-index)).
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     content, fts_scope, content=[memories], content_rowid=[id],
     tokenize='porter unicode61'
 );
 
--- owner: plugin_sdk/store/tables/search.py
+-- owner: plugin_sdk/store/tables/memories/search.py
 -- The store's search and ranking settings that differ from the defaults ([search.md](search.md#settings)).
 CREATE TABLE search_settings (
     name TEXT PRIMARY KEY,
@@ -765,7 +765,7 @@ CREATE TABLE search_settings (
     updated_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/vectors.py
+-- owner: plugin_sdk/store/tables/memories/vectors.py
 -- Embeddings of memories from the host's embedder, per model.
 CREATE TABLE memory_vectors (
     id INTEGER PRIMARY KEY,
@@ -799,7 +799,7 @@ CREATE TRIGGER memory_vectors_removed AFTER DELETE ON memory_vectors
         INSERT OR IGNORE INTO vector_changes (memory_id) VALUES (OLD.memory_id);
 END;
 
--- owner: plugin_sdk/store/tables/vectors.py
+-- owner: plugin_sdk/store/tables/memories/vectors.py
 -- One row: the embedding model in use, the sqlite-vec mirror, embed-on-write.
 CREATE TABLE vector_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -809,11 +809,11 @@ CREATE TABLE vector_state (
     embed_on_write INTEGER NOT NULL DEFAULT 0 CHECK (embed_on_write IN (0, 1))
 );
 
--- owner: plugin_sdk/store/tables/vectors.py
+-- owner: plugin_sdk/store/tables/memories/vectors.py
 -- Memories whose vectors changed since the mirror was last synced.
 CREATE TABLE vector_changes (memory_id INTEGER PRIMARY KEY);
 
--- owner: plugin_sdk/store/tables/toc.py
+-- owner: plugin_sdk/store/tables/composites/toc.py
 -- The injector's ranking: one row per memory the block may show (tier, importance, strength, tie-breaks, cached token count, what one expand of it shows), kept current by triggers on memories, composites, members and cells; `toc_rank_source` is the view it is derived from (see [injection.md](injection.md#performance)).
 CREATE TABLE toc_rank (
     memory_id INTEGER PRIMARY KEY,
@@ -842,13 +842,13 @@ CREATE INDEX toc_rank_shared ON toc_rank (
     memory_id, project, kind, token_count, tokenizer, head, note
 ) WHERE shared = 1;
 
--- owner: plugin_sdk/store/tables/memories.py
+-- owner: plugin_sdk/store/tables/memories/memories.py
 -- Empty, except inside a `write_many` transaction: then the insert triggers of `memories_fts` and `toc_rank` leave their work to that batch (see [Writing](#writing-and-deduplication)).
 CREATE TABLE insert_triggers_paused (
     id INTEGER PRIMARY KEY CHECK (id = 1)
 );
 
--- owner: plugin_sdk/store/tables/hooks.py
+-- owner: plugin_sdk/store/tables/queues/hooks.py
 -- What a host's hooks left for the historian: SessionEnd and PreCompact record the session's files and return; `memsdk historian drain` reads them later.
 CREATE TABLE hook_queue (
     id INTEGER PRIMARY KEY,
@@ -865,7 +865,7 @@ CREATE TABLE hook_queue (
 
 CREATE INDEX hook_queue_todo ON hook_queue (project, done_at, id);
 
--- owner: plugin_sdk/store/tables/hooks.py
+-- owner: plugin_sdk/store/tables/queues/hooks.py
 -- When each hook (and the drain) last ran per project, and its last error (`memsdk claude-code status`).
 CREATE TABLE hook_runs (
     project TEXT NOT NULL,
@@ -878,7 +878,7 @@ CREATE TABLE hook_runs (
     PRIMARY KEY (project, event)
 );
 
--- owner: plugin_sdk/store/tables/hooks.py
+-- owner: plugin_sdk/store/tables/queues/hooks.py
 -- A notice a hook showed a session (systemMessage), so it is said once per session.
 CREATE TABLE hook_notices (
     session_id TEXT NOT NULL,
@@ -897,7 +897,7 @@ CREATE TABLE read_records (
     updated_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/observations.py
+-- owner: plugin_sdk/store/tables/queues/observations.py
 -- The store's retention for retained observations (`memsdk retain prune`): how many days they are kept.
 CREATE TABLE observation_retention (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -905,7 +905,7 @@ CREATE TABLE observation_retention (
     updated_at TEXT NOT NULL
 );
 
--- owner: plugin_sdk/store/tables/observations.py
+-- owner: plugin_sdk/store/tables/queues/observations.py
 -- What stays of a pruned observation that facts, truths or conflicts still name: its id, project and times, never its payload.
 CREATE TABLE observation_tombstones (
     project TEXT NOT NULL,
@@ -916,7 +916,7 @@ CREATE TABLE observation_tombstones (
     PRIMARY KEY (project, id)
 );
 
--- owner: plugin_sdk/store/tables/neardup.py
+-- owner: plugin_sdk/store/tables/memories/neardup.py
 -- Curate's MinHash/LSH index: one row per memory and band (bucket hash, memory id, word count); integers only.
 CREATE TABLE neardup_bands (
     bucket INTEGER NOT NULL,
@@ -927,7 +927,7 @@ CREATE TABLE neardup_bands (
 
 CREATE INDEX neardup_bands_memory ON neardup_bands (memory_id);
 
--- owner: plugin_sdk/store/tables/neardup.py
+-- owner: plugin_sdk/store/tables/memories/neardup.py
 -- Memories written or changed since their bands were computed (filled by triggers on memories, emptied by curate).
 CREATE TABLE neardup_dirty (memory_id INTEGER PRIMARY KEY);
 

@@ -37,7 +37,7 @@ from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
 from plugin_sdk.store.search.ranking import Found, combine, found, fuse, rank, settings
 from plugin_sdk.store.search.when import TimeRange, time_range
-from plugin_sdk.store.tables.search import fulltext
+from plugin_sdk.store.tables.memories.search import fulltext
 from plugin_sdk.store.visibility import readable_sql
 
 if TYPE_CHECKING:

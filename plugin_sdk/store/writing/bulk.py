@@ -43,7 +43,7 @@ from plugin_sdk.errors import ForgottenText, InvalidMemory, MemsdkError
 from plugin_sdk.store.models import WriteResult
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.when import utc_iso
-from plugin_sdk.store.tables.memories import Key, memory_row
+from plugin_sdk.store.tables.memories.memories import Key, memory_row
 from plugin_sdk.store.writing.checks import check_content, check_importance
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from plugin_sdk.store.models import WriteResult
 from plugin_sdk.store.normalize import normalized_hash
 from plugin_sdk.store.search.when import utc_iso
-from plugin_sdk.store.tables.memories import memory_row
+from plugin_sdk.store.tables.memories.memories import memory_row
 from plugin_sdk.store.writing.bulk import feed_ids
 from plugin_sdk.store.writing.checks import check_content, check_importance
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.store.tables.composite_reads import CompositeReads
+from plugin_sdk.store.tables.composites.composite_reads import CompositeReads
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from plugin_sdk.store import driver
-from plugin_sdk.store.tables.entities import INFINITY
+from plugin_sdk.store.tables.grid.entities import INFINITY
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from plugin_sdk.store.tables.toc import (
+from plugin_sdk.store.tables.composites.toc import (
     HEAD_SQL,
     NOTE_SQL,
     POSTGRES_NOTE_SQL,

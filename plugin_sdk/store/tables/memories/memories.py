@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from plugin_sdk.store.tables.memory_reads import MemoryReads
+from plugin_sdk.store.tables.memories.memory_reads import MemoryReads
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store

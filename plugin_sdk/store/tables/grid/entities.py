@@ -4,8 +4,8 @@ The rules that go with an entity's row live here, written once: the strength
 formula (:data:`STRENGTH`, the consolidation pass's and the Retain Job's), the
 clock (:meth:`EntityRows.seen`), the retrieval boost and the outcomes. What an
 entity's defaults are (its cell, half-life, multiplier) is the grid's
-(``grid/entities.py``): the rows take them as given. Links from memories to
-entities (``memory_entities``) are :class:`LinkRows`, reached as
+(``plugin_sdk/grid/entities.py``): the rows take them as given. Links from
+memories to entities (``memory_entities``) are :class:`LinkRows`, reached as
 ``store.tables.entities.links``.
 """
 

@@ -5,7 +5,7 @@ succeeds (returns True) only from the statuses it names, so two steps at once
 cannot both happen (the queue, ``proposals/queue.py``, decides which step
 allows which statuses). Every write stamps ``updated_at`` (or ``at``) with
 the store's clock. What a recording of a memory entry's apply runs is
-:class:`~plugin_sdk.store.tables.undo_log.UndoLog`, reached as ``.undo``.
+:class:`~plugin_sdk.store.tables.queues.undo_log.UndoLog`, reached as ``.undo``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from plugin_sdk.store.tables.undo_log import UndoLog
+from plugin_sdk.store.tables.queues.undo_log import UndoLog
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
