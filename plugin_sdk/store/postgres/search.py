@@ -90,13 +90,18 @@ WITH stats AS (
         SELECT (SELECT lexeme FROM unnest(to_tsvector('{CONFIG}', memsdk_words(w)))
                 ORDER BY positions[1] LIMIT 1) AS lexeme
     ) first
-), hit AS MATERIALIZED (
-    SELECT word.k, h.* FROM word CROSS JOIN LATERAL (
-        SELECT *, count(*) OVER () AS held FROM (
-            SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
-            FROM memories WHERE {_LIVE} AND search @@ word.query
+), held AS MATERIALIZED (
+    SELECT word.k, (
+        SELECT count(*) FROM (
+            SELECT 1 FROM memories WHERE {_LIVE} AND search @@ word.query
             LIMIT (SELECT cutoff + 1 FROM stats)
         ) limited
+    ) AS held FROM word
+), hit AS MATERIALIZED (
+    SELECT word.k, held.held, h.* FROM word JOIN held ON held.k = word.k CROSS JOIN stats
+    CROSS JOIN LATERAL (
+        SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
+        FROM memories WHERE held.held <= stats.cutoff AND {_LIVE} AND search @@ word.query
     ) h
 ), ranked AS (
     SELECT k, id, score, row_number() OVER (PARTITION BY k ORDER BY score DESC, id) AS place
@@ -106,11 +111,11 @@ WITH stats AS (
         CROSS JOIN LATERAL (
             SELECT ts_rank_cd('{{1,1,1,1}}', hit.search, word.one, 0)::integer AS tf OFFSET 0
         ) f
-        WHERE hit.ok AND hit.held <= stats.cutoff
+        WHERE hit.ok
     ) scored
 ), counted AS (
-    SELECT word.k, word.w, word.lexeme, coalesce(max(hit.held), 0) AS held
-    FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k, word.w, word.lexeme
+    SELECT word.k, word.w, word.lexeme, held.held
+    FROM word JOIN held ON held.k = word.k
 ), rare AS (
     SELECT counted.* FROM counted CROSS JOIN stats
     WHERE lexeme IS NOT NULL AND held <= stats.cutoff
