@@ -1276,3 +1276,14 @@ def m027_memories_in_id_order(db: Database) -> None:
         CREATE INDEX memories_project_status_id ON memories (project, status, id);
         """
     )
+
+
+@step
+def m028_search_terms(db: Database) -> None:
+    """PostgreSQL only: each word's count of live memories (``search_terms``).
+
+    FTS5 answers "how many live memories hold this word" from its index; a GIN
+    index cannot without reading every row. PostgreSQL's form
+    (``postgres/schema.py``) adds the table and the statement triggers that
+    keep it; SQLite has nothing to add, and records the step.
+    """

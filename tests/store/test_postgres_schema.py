@@ -38,8 +38,13 @@ SCHEMA = Path(__file__).parents[2] / "plugin_sdk" / "store" / "schema"
 # Columns the PostgreSQL schema adds (an explicit rowid, the tsvector).
 ADDED_COLUMNS = {"rowid", "search", "search_len"}
 # The full-text index's corpus counts (postgres_search.sql): FTS5 keeps its own.
-POSTGRES_ONLY_TABLES = {"search_stats"}
-POSTGRES_ONLY_TRIGGERS = {"search_stats_insert", "search_stats_delete", "search_stats_update"}
+# And each word's count of live memories (postgres_terms.sql, m028).
+POSTGRES_ONLY_TABLES = {"search_stats", "search_terms"}
+POSTGRES_ONLY_TRIGGERS = {
+    f"search_{kind}_{event}"
+    for kind in ("stats", "terms")
+    for event in ("insert", "delete", "update")
+}
 # SQLite objects PostgreSQL has no counterpart of (full text is memories.search).
 FTS_TRIGGERS = {"memories_fts_insert", "memories_fts_delete", "memories_fts_update"}
 

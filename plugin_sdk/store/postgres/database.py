@@ -84,6 +84,7 @@ class Cursor:
         self._raw = raw
         self.row_factory: Any = None
         self._hide: int | None = None  # the position of a rowid column SQLite would not show
+        self._names: list[str] | None = None  # the columns' names, read once a statement
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
         self._ran(self.connection._run(self._raw, sql, parameters))
@@ -102,11 +103,13 @@ class Cursor:
 
     def _ran(self, hides_rowid: bool) -> None:
         self._hide = None
-        described = self._raw.description
-        if hides_rowid and described is not None:
-            names = [column.name for column in described]
-            if "rowid" in names:
-                self._hide = names.index("rowid")
+        self._names = None
+        if hides_rowid:  # psycopg builds its description anew on each read: read it when needed
+            described = self._raw.description
+            if described is not None:
+                names = [column.name for column in described]
+                if "rowid" in names:
+                    self._hide = names.index("rowid")
 
     @property
     def rowcount(self) -> int:
@@ -128,8 +131,9 @@ class Cursor:
             row = row[: self._hide] + row[self._hide + 1 :]
         if self.row_factory is None:
             return row
-        names = [column.name for column in self.description]
-        return Row(names, row)
+        if self._names is None:
+            self._names = [column.name for column in self.description]
+        return Row(self._names, row)
 
     def fetchone(self) -> Any:
         if self._raw.description is None:

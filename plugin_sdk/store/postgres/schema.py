@@ -57,6 +57,9 @@ def text(name: str) -> str:
     return resources.files("plugin_sdk.store.schema").joinpath(name).read_text("utf-8")
 
 
+STEPS["m028_search_terms"] = text("postgres_terms.sql")  # the step's text is a file of its own
+
+
 @functools.cache
 def expected_objects() -> frozenset[tuple[str, str]]:
     """``(type, name)`` of every table, index, view and trigger the schema text creates."""

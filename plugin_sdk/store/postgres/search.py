@@ -6,7 +6,9 @@ and digits as the query parser cuts it, English Snowball stemming, no
 stopword list: stopwords are the query parser's), with a GIN index on the
 live memories, and ``search_len``, the number of tokens. The corpus counts
 bm25 needs (live rows, their total length) are kept in ``search_stats`` by
-statement triggers, so reading them costs one row.
+statement triggers, so reading them costs one row, and each lexeme's count of
+live rows in ``search_terms`` (migration m028), so whether a word is common
+costs one row too: a GIN index finds a word's rows only through the table.
 
 A query's words are read in one statement (:meth:`TsIndex.matches`,
 ``_MATCHES``): one round trip, the rows of each word from the GIN index,
@@ -66,11 +68,13 @@ def _bm25_sql(tf: str, length: str, held: str) -> str:
 # - word: each word (k: its place), its tsquery, and its first lexeme (the one
 #   bm25 counts: a word is one token, so one lexeme but in rare cases) as a
 #   tsquery of that lexeme alone;
-# - hit: each word's live rows from the GIN index, at most cutoff + 1 of them
-#   (so a common word costs no more than that), with how many (held) and
-#   whether the project may read each: the only read of memories;
-# - ranked: each rare word's (held at most the cutoff: all its rows are in
-#   hit) readable rows with their bm25, numbered best first; only the best
+# - held: each word's count of live rows: for a word of one lexeme (nearly
+#   all) its row of ``search_terms`` (migration m028, kept by triggers), else
+#   its rows from the GIN index counted up to cutoff + 1;
+# - hit: each rare word's (held at most the cutoff) live rows from the GIN
+#   index, with whether the project may read each: a common word's rows are
+#   never read;
+# - ranked: each rare word's readable rows with their bm25, numbered best first; only the best
 #   ``cap`` are sent. The term frequency is ``ts_rank_cd`` with every weight
 #   1 and no normalisation on the one lexeme: the sum over its covers, each
 #   one occurrence, so its count (a quarter the cost of unnesting the vector);
@@ -90,13 +94,19 @@ WITH stats AS (
         SELECT (SELECT lexeme FROM unnest(to_tsvector('{CONFIG}', memsdk_words(w)))
                 ORDER BY positions[1] LIMIT 1) AS lexeme
     ) first
+), held AS MATERIALIZED (
+    SELECT word.k, CASE WHEN word.query = word.one
+        THEN coalesce((SELECT rows FROM search_terms WHERE lexeme = word.lexeme), 0)
+        ELSE (SELECT count(*) FROM (
+                  SELECT 1 FROM memories WHERE {_LIVE} AND search @@ word.query
+                  LIMIT (SELECT cutoff + 1 FROM stats)
+              ) limited)
+    END AS held FROM word
 ), hit AS MATERIALIZED (
-    SELECT word.k, h.* FROM word CROSS JOIN LATERAL (
-        SELECT *, count(*) OVER () AS held FROM (
-            SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
-            FROM memories WHERE {_LIVE} AND search @@ word.query
-            LIMIT (SELECT cutoff + 1 FROM stats)
-        ) limited
+    SELECT word.k, held.held, h.* FROM word JOIN held ON held.k = word.k CROSS JOIN stats
+    CROSS JOIN LATERAL (
+        SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
+        FROM memories WHERE held.held <= stats.cutoff AND {_LIVE} AND search @@ word.query
     ) h
 ), ranked AS (
     SELECT k, id, score, row_number() OVER (PARTITION BY k ORDER BY score DESC, id) AS place
@@ -106,11 +116,11 @@ WITH stats AS (
         CROSS JOIN LATERAL (
             SELECT ts_rank_cd('{{1,1,1,1}}', hit.search, word.one, 0)::integer AS tf OFFSET 0
         ) f
-        WHERE hit.ok AND hit.held <= stats.cutoff
+        WHERE hit.ok
     ) scored
 ), counted AS (
-    SELECT word.k, word.w, word.lexeme, coalesce(max(hit.held), 0) AS held
-    FROM word LEFT JOIN hit ON hit.k = word.k GROUP BY word.k, word.w, word.lexeme
+    SELECT word.k, word.w, word.lexeme, held.held
+    FROM word JOIN held ON held.k = word.k
 ), rare AS (
     SELECT counted.* FROM counted CROSS JOIN stats
     WHERE lexeme IS NOT NULL AND held <= stats.cutoff
