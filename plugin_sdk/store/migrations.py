@@ -1276,3 +1276,15 @@ def m027_memories_in_id_order(db: Database) -> None:
         CREATE INDEX memories_project_status_id ON memories (project, status, id);
         """
     )
+
+
+@step
+def m028_postgres_write_path(db: Database) -> None:
+    db.executescript(
+        """
+        -- Nothing changes on SQLite. On PostgreSQL (postgres/schema.py STEPS) the
+        -- full-text columns are set from one pass over the text by a row trigger,
+        -- not recomputed on every update, and the TOC refresh after an update is
+        -- once a statement; SQLite's FTS5 and row triggers stay as they are.
+        """
+    )
