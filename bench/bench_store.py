@@ -28,7 +28,15 @@ With ``--db postgresql://…`` each store is a fresh schema of that database
 instead (dropped after), and the write baseline is psycopg ``executemany`` of
 the same rows with the same upsert into a bare table (the same columns and
 unique key; no triggers, no full-text column), one transaction per batch;
-the end states compared are rows and seen counts. The search baseline is the
+the end states compared are rows and seen counts. Beside it, as SQLite's, the
+like-for-like baselines into memsdk's own schema (a fresh migrated store:
+triggers, full-text columns, GIN index), on a connection with memsdk's
+settings (``jit``, ``gin_pending_list_limit``), same batches, one transaction
+each (``--own-baselines``): ``executemany`` of the same upsert, and ``copy``,
+each batch ``COPY``-ed to a staging table then upserted in one statement (a
+key's repeats inside the batch counted first); their end states are compared
+on rows, seen counts and ``search_stats``. The own-schema ratio measures the
+code, as SQLite's does; the bare-table ratio the code and the schema. The search baseline is the
 same ``LIKE`` scan (``ILIKE`` on PostgreSQL).
 The text generator is seeded, so two runs with the same flags write the
 same memories and run the same queries.
