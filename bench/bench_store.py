@@ -28,7 +28,15 @@ With ``--db postgresql://…`` each store is a fresh schema of that database
 instead (dropped after), and the write baseline is psycopg ``executemany`` of
 the same rows with the same upsert into a bare table (the same columns and
 unique key; no triggers, no full-text column), one transaction per batch;
-the end states compared are rows and seen counts. The search baseline is the
+the end states compared are rows and seen counts. Beside it, as SQLite's, the
+like-for-like baselines into memsdk's own schema (a fresh migrated store:
+triggers, full-text columns, GIN index), on a connection with memsdk's
+settings (``jit``, ``gin_pending_list_limit``), same batches, one transaction
+each (``--own-baselines``): ``executemany`` of the same upsert, and ``copy``,
+each batch ``COPY``-ed to a staging table then upserted in one statement (a
+key's repeats inside the batch counted first); their end states are compared
+on rows, seen counts and ``search_stats``. The own-schema ratio measures the
+code, as SQLite's does; the bare-table ratio the code and the schema. The search baseline is the
 same ``LIKE`` scan (``ILIKE`` on PostgreSQL).
 The text generator is seeded, so two runs with the same flags write the
 same memories and run the same queries.
@@ -497,6 +505,97 @@ def pg_plain_write(
         places.remove(place)
 
 
+#: The own-schema baseline's upsert: :data:`PLAIN_UPSERT` into memsdk's ``memories``
+#: (PostgreSQL reads a bare column of the ``DO UPDATE`` as ambiguous, so qualified).
+PG_OWN_UPSERT = (
+    PLAIN_UPSERT.replace("?", "%s")
+    .replace("seen_count = seen_count + 1", "seen_count = memories.seen_count + 1")
+    .replace("coalesce(occurred_at,", "coalesce(memories.occurred_at,")
+)
+#: The columns of a :func:`plain_rows` row, in order (the COPY form's staging table).
+PG_ROW_COLUMNS = (
+    "project text, kind text, category text, content text, normalized_hash text, "
+    "importance bigint, source text, token_count bigint, tokenizer text, created_at text, "
+    "updated_at text, last_seen_at text"
+)
+_ROW_NAMES = [column.split()[0] for column in PG_ROW_COLUMNS.split(", ")]
+#: The COPY form: a batch copied into a staging table, then the same upsert in one
+#: statement. One statement cannot update a row twice, so a key's repeats inside
+#: the batch are counted first (its first row kept, ``seen_count`` = how many),
+#: and a repeat of an earlier batch's row adds that count: the same end state.
+PG_OWN_COPY_UPSERT = """
+INSERT INTO memories (
+    project, kind, category, content, normalized_hash, status, importance, scope,
+    shareable, source, note, token_count, tokenizer, created_at, updated_at, last_seen_at,
+    occurred_at, seen_count
+) SELECT project, kind, category, content, normalized_hash, 'active', importance, 'project',
+    0, source, NULL, token_count, tokenizer, created_at, updated_at, last_seen_at, NULL, n
+FROM (
+    SELECT DISTINCT ON (project, category, normalized_hash) *,
+        count(*) OVER (PARTITION BY project, category, normalized_hash) AS n
+    FROM plain_batch ORDER BY project, category, normalized_hash, position
+) AS first_seen ORDER BY position
+ON CONFLICT (project, category, normalized_hash) DO UPDATE SET
+    seen_count = memories.seen_count + excluded.seen_count,
+    last_seen_at = excluded.last_seen_at,
+    occurred_at = coalesce(memories.occurred_at, excluded.occurred_at)
+"""
+#: memsdk's connection settings the own-schema baseline copies (``postgres/database.py``).
+PG_SETTINGS = ("jit", "gin_pending_list_limit")
+
+
+def pg_own_state(conn: Any) -> tuple[int, int, int, int]:
+    """Rows, the sum of seen counts, and the full-text counts (``search_stats``: rows, total length)."""
+    rows, seen = conn.execute("SELECT count(*), sum(seen_count) FROM memories").fetchone()
+    indexed, total = conn.execute("SELECT rows, total_len FROM search_stats").fetchone()
+    return int(rows), int(seen), int(indexed), int(total)
+
+
+def pg_own_write(
+    places: Places, rows: list[tuple[Any, ...]], batch: int, method: str
+) -> tuple[float, tuple[int, int, int, int]]:
+    """Plain psycopg into a fresh memsdk store (its triggers, generated columns, GIN index).
+
+    ``method`` ``executemany``: :data:`PG_OWN_UPSERT` per batch; ``copy``: each
+    batch ``COPY``-ed to a staging table, then :data:`PG_OWN_COPY_UPSERT`. One
+    transaction a batch, on a connection with memsdk's settings (:data:`PG_SETTINGS`).
+    """
+    import psycopg
+
+    place = places.new(f"own-{method}")
+    try:
+        with open_store(place) as store:  # the schema memsdk creates, migrated, pack installed
+            settings = {
+                name: store.db.execute(f"SHOW {name}").fetchone()[0] for name in PG_SETTINGS
+            }
+        with psycopg.connect(place) as conn:
+            for name, value in settings.items():
+                conn.execute(f"SELECT set_config('{name}', %s, false)", [value])
+            if method == "copy":
+                conn.execute(
+                    f"CREATE TEMP TABLE plain_batch (position bigint, {PG_ROW_COLUMNS}) "
+                    "ON COMMIT DELETE ROWS"
+                )
+            conn.commit()
+            copy_sql = f"COPY plain_batch (position, {', '.join(_ROW_NAMES)}) FROM STDIN"
+            start = time.perf_counter()
+            for first in range(0, len(rows), batch):
+                chunk = rows[first : first + batch]
+                with conn.cursor() as cursor:
+                    if method == "copy":
+                        with cursor.copy(copy_sql) as copy:
+                            for position, row in enumerate(chunk):
+                                copy.write_row((position, *row))
+                        cursor.execute(PG_OWN_COPY_UPSERT)
+                    else:
+                        cursor.executemany(PG_OWN_UPSERT, chunk)
+                conn.commit()
+            elapsed = time.perf_counter() - start
+            return elapsed, pg_own_state(conn)
+    finally:
+        places.remove(place)
+
+
 def plain_write(
     path: str, rows: list[tuple[Any, ...]], batch: int
 ) -> tuple[float, tuple[int, int, int]]:
@@ -661,9 +760,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         many_s: list[float] = []
         plain_s: list[float] = []
         plain_states = set()
+        # PostgreSQL's like-for-like baselines: into memsdk's own schema, by method.
+        own = args.own_baselines if pg else []
+        own_s: dict[str, list[float]] = {method: [] for method in own}
+        own_states: set[tuple[int, int, int, int]] = set()
         store = None
         for rep in range(args.ratio_reps):
-            for which in ("many", "plain") if rep % 2 == 0 else ("plain", "many"):
+            order = ["many", "plain", *own]
+            for which in order if rep % 2 == 0 else reversed(order):
+                if which in own_s:
+                    log(f"  own-schema baseline ({which}), run {rep + 1} ...")
+                    seconds, own_state = pg_own_write(places, rows_plain, args.batch, which)
+                    own_s[which].append(seconds)
+                    own_states.add(own_state)
+                    continue
                 if which == "plain":
                     if pg:
                         seconds, state = pg_plain_write(places, rows_plain, args.batch)
@@ -674,6 +784,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     plain_s.append(seconds)
                     plain_states.add(state)
                     continue
+                log(f"  write_many, run {rep + 1} ...")
                 path = places.new(f"bulk-{rep}.db")
                 run_s, run_batches, run_created, run_folded, run_store = bulk_write(
                     path, items, args.batch
@@ -688,6 +799,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         assert store is not None
         elapsed = statistics.median(many_s)
         many_state = pg_end_state(store) if pg else end_state(store.db.conn)
+        many_own_state = pg_own_state(store.db) if own else None
         rows, seen = many_state[:2]
         checks = {
             "folded == generated repeats": folded == n_repeats,
@@ -697,13 +809,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "the baseline ends in the same rows, seen counts (and index, SQLite)": plain_states
             == {many_state},
         }
+        if own:
+            checks["the own-schema baselines end in the same rows, seen counts, search_stats"] = (
+                own_states == {many_own_state}
+            )
         if not all(checks.values()):
             failed = ", ".join(name for name, ok in checks.items() if not ok)
             raise SystemExit(
                 f"DEDUP CHECK FAILED ({failed}): generated {n_repeats:,} repeats, "
                 f"write_many folded {folded:,} and created {created:,}; store has {rows:,} rows, "
                 f"seen_count sum {seen:,}; write_many (rows, seen, indexed) {many_state}, "
-                f"baseline {sorted(plain_states)}"
+                f"baseline {sorted(plain_states)}; own-schema: write_many {many_own_state}, "
+                f"baselines {sorted(own_states)}"
             )
         heap_mib = math.nan
         if not args.no_heap:
@@ -754,6 +871,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "plain_seconds_runs": plain_s,
             "plain_rate": plain_rate,
             "ratio_bulk_vs_plain": bulk_rate / plain_rate,
+            "own_seconds_runs": own_s,
+            "own_rates": {m: args.n / statistics.median(t) for m, t in own_s.items()},
+            "own_ratios": {m: bulk_rate * statistics.median(t) / args.n for m, t in own_s.items()},
             "ratio_reps": args.ratio_reps,
             "heap_peak_mib": heap_mib,
             "bulk_batch_rate_median": statistics.median(per_batch_rate),
@@ -900,6 +1020,15 @@ def report(results: dict[str, Any]) -> str:
         f"  ({plain_note}; median of {w['ratio_reps']}, interleaved)",
         f"  write_many / {plain_short:<21} {times(w['ratio_bulk_vs_plain']):>10}"
         f"  (same end state: rows, seen counts{'' if pg else ', indexed rows'}: OK)",
+    ]
+    for method, rate in w.get("own_rates", {}).items():
+        lines += [
+            f"  baseline: psycopg {method}, own schema {rate:>8,.0f} memories/s"
+            f"  (fresh migrated store: triggers, generated columns, GIN; median of {w['ratio_reps']})",
+            f"  write_many / own-schema {method:<11} {times(w['own_ratios'][method]):>9}"
+            "  (same end state: rows, seen counts, search_stats: OK)",
+        ]
+    lines += [
         f"  Python heap peak, write_many of all {w['n']:,}: {w['heap_peak_mib']:.1f} MiB"
         f"  (tracemalloc, untimed run)",
         f"  rows created / folded              {w['created']:>10,} / {w['folded']:,}"
@@ -932,6 +1061,11 @@ def report(results: dict[str, Any]) -> str:
         f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
         f" {w['plain_rate']:>13,.0f}"
         f"  {times(w['ratio_bulk_vs_plain']):>7}  write_many / {plain_short}",
+        *(
+            f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
+            f" {rate:>13,.0f}  {times(w['own_ratios'][method]):>7}  write_many / own-schema {method}"
+            for method, rate in w.get("own_rates", {}).items()
+        ),
         f"  write rate (memories/s)            {w['bulk_rate']:>11,.0f}"
         f" {w['baseline_single_rate']:>13,.0f}"
         f"  {times(w['ratio_bulk_vs_single']):>7}  write_many / write()",
@@ -973,12 +1107,22 @@ def main(argv: list[str] | None = None) -> None:
         help="a postgresql:// URL: each store in a fresh schema there (default: SQLite files)",
     )
     parser.add_argument(
+        "--own-baselines",
+        type=lambda text: [m for m in text.split(",") if m],
+        default=["executemany", "copy"],
+        help="PostgreSQL: the psycopg baselines into memsdk's own schema, comma-separated "
+        "(executemany, copy; default both; '' for none)",
+    )
+    parser.add_argument(
         "--no-heap",
         action="store_true",
         help="skip the untimed tracemalloc run (one write of all N)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
+    unknown = set(args.own_baselines) - {"executemany", "copy"}
+    if unknown:
+        parser.error(f"--own-baselines: unknown {', '.join(sorted(unknown))}")
     results = run(args)
     if args.json:
         print(json.dumps(results, indent=2))

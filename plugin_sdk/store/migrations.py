@@ -1287,3 +1287,15 @@ def m028_search_terms(db: Database) -> None:
     (``postgres/schema.py``) adds the table and the statement triggers that
     keep it; SQLite has nothing to add, and records the step.
     """
+
+
+@step
+def m029_postgres_write_path(db: Database) -> None:
+    db.executescript(
+        """
+        -- Nothing changes on SQLite. On PostgreSQL (postgres/schema.py STEPS) the
+        -- full-text columns are set from one pass over the text by a row trigger,
+        -- not recomputed on every update, and the TOC refresh after an update is
+        -- once a statement; SQLite's FTS5 and row triggers stay as they are.
+        """
+    )

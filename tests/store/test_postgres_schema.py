@@ -44,7 +44,7 @@ POSTGRES_ONLY_TRIGGERS = {
     f"search_{kind}_{event}"
     for kind in ("stats", "terms")
     for event in ("insert", "delete", "update")
-}
+} | {"memories_search_words"}  # m029: search and search_len (no FTS5 triggers)
 # SQLite objects PostgreSQL has no counterpart of (full text is memories.search).
 FTS_TRIGGERS = {"memories_fts_insert", "memories_fts_delete", "memories_fts_update"}
 
@@ -391,6 +391,71 @@ def test_search_column_holds_the_text_as_the_query_parser_cuts_it_stemmed(pg: An
     assert stats == (1, 7)  # the live rows only
     pg.execute("UPDATE memories SET status = 'archived' WHERE id = 1")
     assert pg.execute("SELECT rows, total_len FROM search_stats").fetchone() == (0, 0)
+
+
+TRICKY_TEXTS = [
+    "",
+    "...",
+    " lead and trail ",
+    "x",
+    "a--b..c  d",
+    "1.2.3 eu-west-1 web-01.prod:8080 http://x.y/z a@b.com",
+    "Straße café naïve 東京 ünïcode—dash",
+    "tab\there\nnew line\r\n",
+]
+
+
+def _index_columns(pg: Any) -> list[tuple[Any, ...]]:
+    return pg.execute(
+        "SELECT search = to_tsvector('memsdk', memsdk_words(content)),"
+        " search_len = memsdk_word_count(content) FROM memories ORDER BY id"
+    ).fetchall()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(max_size=60), min_size=1, max_size=5))
+def test_search_columns_are_the_texts_words_however_the_row_is_written(texts: list[str]) -> None:
+    """m029's trigger sets search and search_len as the generated columns computed them."""
+    psycopg = pytest.importorskip("psycopg")
+    conn = psycopg.connect(URL, autocommit=True)
+    name = _load(conn)
+    try:
+        for sql in SETUP:
+            conn.execute(sql)
+        texts = [t.replace("\x00", "") for t in texts] + TRICKY_TEXTS
+        for i, text in enumerate(texts):
+            conn.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", f"h{i}", text, "active"])
+        assert _index_columns(conn) == [(True, True)] * len(texts)
+        conn.execute("UPDATE memories SET content = content || ' appended-words 42'")
+        conn.execute("UPDATE memories SET search = NULL, search_len = -1 WHERE id % 2 = 0")
+        conn.execute("UPDATE memories SET seen_count = seen_count + 1")
+        assert _index_columns(conn) == [(True, True)] * len(texts)
+        stats = conn.execute("SELECT rows, total_len FROM search_stats").fetchone()
+        assert (
+            stats
+            == conn.execute(
+                "SELECT count(*), sum(memsdk_word_count(content)) FROM memories"
+            ).fetchone()
+        )
+    finally:
+        conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+        conn.close()
+
+
+def test_toc_follows_a_many_row_update_and_skips_unranked_columns(pg: Any) -> None:
+    for sql in SETUP:
+        pg.execute(sql)
+    for i in range(3):
+        pg.execute(NEW_MEMORY.replace("?", "%s"), ["pgtest-notes", f"h{i}", f"text {i}", "active"])
+    pg.execute("UPDATE memories SET seen_count = seen_count + id, importance = 90 WHERE id < 3")
+    toc = "SELECT memory_id, seen_count, importance FROM toc_rank ORDER BY 1"
+    assert pg.execute(toc).fetchall() == [(1, 2, 90), (2, 3, 90), (3, 1, 50)]
+    pg.execute("UPDATE memories SET status = 'archived' WHERE id = 2")
+    assert [row[0] for row in pg.execute(toc)] == [1, 3]
+    # A change the ranking does not read leaves toc_rank as it is (nothing refreshed).
+    pg.execute("UPDATE toc_rank SET importance = 7 WHERE memory_id = 1")
+    pg.execute("UPDATE memories SET retrieval_count = 5, importance = importance WHERE id = 1")
+    assert pg.execute(toc).fetchall()[0] == (1, 2, 7)
 
 
 # The compat functions: SQLite's answer for each expression.
