@@ -1276,3 +1276,12 @@ def m027_memories_in_id_order(db: Database) -> None:
         CREATE INDEX memories_project_status_id ON memories (project, status, id);
         """
     )
+
+
+@step
+def m029_toc_triggers_per_statement(db: Database) -> None:
+    # PostgreSQL only (postgres/schema.py STEPS): its table-of-contents
+    # triggers on composites and composite_members run once a statement and
+    # rank with a plan made once. SQLite's row triggers run SQL compiled once
+    # per statement already; nothing changes here.
+    pass

@@ -39,6 +39,9 @@ STEPS: dict[str, str] = {
     "m027_memories_in_id_order": (
         "CREATE INDEX memories_project_status_id ON memories (project, status, id);"
     ),
+    "m029_toc_triggers_per_statement": (
+        resources.files("plugin_sdk.store.schema").joinpath("postgres_m029.sql").read_text("utf-8")
+    ),
 }
 RECORDS = "_memsdk_migrations"
 #: The schema text, in the order it is loaded.
