@@ -1280,8 +1280,11 @@ def m027_memories_in_id_order(db: Database) -> None:
 
 @step
 def m029_toc_triggers_per_statement(db: Database) -> None:
-    # PostgreSQL only (postgres/schema.py STEPS): its table-of-contents
-    # triggers on composites and composite_members run once a statement and
-    # rank with a plan made once. SQLite's row triggers run SQL compiled once
-    # per statement already; nothing changes here.
-    pass
+    db.executescript(
+        """
+        -- PostgreSQL only (postgres/schema.py STEPS, schema/postgres_m029.sql):
+        -- its table-of-contents triggers on composites and composite_members
+        -- run once a statement, and rank with a plan made once. SQLite's
+        -- triggers run statements it compiled once; nothing changes here.
+        """
+    )
