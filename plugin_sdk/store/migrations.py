@@ -1299,3 +1299,15 @@ def m029_postgres_write_path(db: Database) -> None:
         -- once a statement; SQLite's FTS5 and row triggers stay as they are.
         """
     )
+
+
+@step
+def m030_toc_triggers_per_statement(db: Database) -> None:
+    db.executescript(
+        """
+        -- PostgreSQL only (postgres/schema.py STEPS, schema/postgres_toc_statements.sql):
+        -- its table-of-contents triggers on composites and composite_members
+        -- run once a statement, and rank with a plan made once. SQLite's
+        -- triggers run statements it compiled once; nothing changes here.
+        """
+    )
