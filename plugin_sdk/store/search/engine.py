@@ -139,10 +139,11 @@ def _lexical(
     delta, names_weight = float(conf["bm25_delta"]), float(conf["name_weight"])
     for word in rare:
         weight[word] = idf(total, matched.held[word])
-        floor = bm25_idf(total, matched.held[word])
+        # ranking.term_score, written out: this loop runs for every row of every word
+        floor = term_score(0.0, bm25_idf(total, matched.held[word]), delta)
         scale = names_weight if word in named else 1.0
         for memory_id, score in matched.best[word]:
-            terms.setdefault(memory_id, {})[word] = term_score(score, floor, delta, scale)
+            terms.setdefault(memory_id, {})[word] = scale * score + floor
     phrased: dict[int, float] = {}
     for rows in matched.phrases:
         for memory_id, score in rows:
