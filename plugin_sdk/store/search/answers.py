@@ -21,7 +21,7 @@ with no opening of the list (most prompts) is ranked as before.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from plugin_sdk.store.search.query import names, tokens
@@ -72,10 +72,17 @@ def asked(question: str, language: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=64)
+def _words(question: str) -> frozenset[str]:
+    """The question's tokens, read once for the many memories a search checks."""
+    return frozenset(tokens(question))
+
+
 def holds(kind: str, text: str, question: str, language: str) -> bool:
     """Whether ``text`` holds an answer of ``kind`` to ``question``."""
     _, words = shipped(language)
     if kind == "name":
-        return bool(names(text) - set(tokens(question)))
-    said = tokens(text)
-    return any(token in words.get(kind, ()) or not _DIGITS.isdisjoint(token) for token in said)
+        return bool(names(text) - _words(question))
+    if not _DIGITS.isdisjoint(text):  # an ASCII digit is always inside a token
+        return True
+    return not words.get(kind, frozenset()).isdisjoint(tokens(text))

@@ -12,8 +12,9 @@ The steps (``docs/search.md`` has the reasoning and the settings):
    ids) holding any of them. So a query's cost is bounded whatever the size.
 3. **Candidates**: for each other word, its ``candidates`` best memories by
    bm25, the project applied inside the MATCH (``fts_scope``).
-4. **Lexical score** (``ranking.py``): the sum of the words' bm25 scores,
-   times a coverage bonus, plus matched phrases.
+4. **Lexical score** (``ranking.py``): the sum of the words' scores (bm25
+   with BM25+'s lower bound, a name the query writes weighted up), times a
+   coverage bonus, plus matched phrases.
 5. **Context and store signals** (``ranking.py``): neighbours, headers,
    importance, strength, recency, pinning, entities, time.
 6. **Plugins**: ids offered by ``search_candidates`` are fused with the
@@ -35,7 +36,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from plugin_sdk.errors import InvalidMemory
 from plugin_sdk.store import driver
 from plugin_sdk.store.search import query as q
-from plugin_sdk.store.search.ranking import Found, combine, found, fuse, rank, settings
+from plugin_sdk.store.search.ranking import (
+    Found,
+    bm25_idf,
+    combine,
+    found,
+    fuse,
+    rank,
+    settings,
+    term_score,
+)
 from plugin_sdk.store.search.when import TimeRange, time_range
 from plugin_sdk.store.tables.memories.search import fulltext
 from plugin_sdk.store.visibility import readable_sql
@@ -126,10 +136,14 @@ def _lexical(
         return _recent(store, words, project, cap)
     terms: dict[int, dict[str, float]] = {}
     weight = {w: idf(total, cutoff + 1) for w in words}  # common words: at least cutoff + 1 rows
+    delta, names_weight = float(conf["bm25_delta"]), float(conf["name_weight"])
     for word in rare:
         weight[word] = idf(total, matched.held[word])
+        # ranking.term_score, written out: this loop runs for every row of every word
+        floor = term_score(0.0, bm25_idf(total, matched.held[word]), delta)
+        scale = names_weight if word in named else 1.0
         for memory_id, score in matched.best[word]:
-            terms.setdefault(memory_id, {})[word] = score
+            terms.setdefault(memory_id, {})[word] = scale * score + floor
     phrased: dict[int, float] = {}
     for rows in matched.phrases:
         for memory_id, score in rows:

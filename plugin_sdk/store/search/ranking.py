@@ -2,7 +2,10 @@
 
 For a memory *d* of the candidates (the weights are settings, see below)::
 
-    lexical(d) = Σ_words bm25_w(d) × (1 + coverage × (matched(d) − 1) / (n − 1))
+    term_w(d)  = m_w × bm25_w(d) + bm25_delta × idf_w     (BM25+'s lower bound; m_w:
+                                                             name_weight for a name the
+                                                             query writes, else 1)
+    lexical(d) = Σ_words term_w(d) × (1 + coverage × (matched(d) − 1) / (n − 1))
                  + phrase × Σ_pairs bm25_pair(d)
     context(d) = lexical(d)
                  + neighbour_1 × Σ lexical(memories 1 away)
@@ -22,7 +25,13 @@ one row per changed name (:func:`set_setting`); a name without a row has its
 default from :data:`DEFAULTS`.
 
 *bm25_w* is FTS5's bm25 of the word alone (k1 = 1.2, b = 0.75; its sum over
-the words is the query's bm25). *n* is the number of content words. A
+the words is the query's bm25) and *idf_w* its idf there (:func:`bm25_idf`).
+The ``bm25_delta`` term is BM25+'s lower bound on the term-frequency part
+(Lv and Zhai, "Lower-Bounding Term Frequency Normalization", CIKM 2011): in
+bm25 a long memory's match can score next to nothing against a short one's,
+so a long turn holding the query's rare word loses to short ones holding
+none of its other words; with the bound every match of a word counts at
+least ``bm25_delta × idf_w``. *n* is the number of content words. A
 memory's **neighbours** are the live memories of its project written next to
 it (ids within 2) with the same ``occurred_at`` (a conversation's turns, a
 note's lines) and its neighbours in a sequence composite; a turn that
@@ -56,6 +65,8 @@ DEFAULTS: dict[str, Any] = {
     "common_min": 1000,  # ... and in more than this many: left out of candidate generation
     "candidates": 200,  # memories taken per word (and for the recent-rows fallback)
     # Lexical score
+    "bm25_delta": 0.5,  # BM25+: a matched word scores at least this times its idf
+    "name_weight": 1.5,  # a name the query writes (Tom, Postgres): its word's score times this
     "coverage": 2.0,  # bonus for matching more of the query's content words
     "phrase": 0.5,  # weight of a matched pair of adjacent content words
     # Context: a memory's neighbours (same project, same occurred_at, within 2 ids)
@@ -122,6 +133,24 @@ class Found:
     why: list[str] = attrs.Factory(list)
     entities: list[int] = attrs.Factory(list)
     evidence: float = 0.0  # the query's evidence for it, 0..1 (the relevance floor)
+
+
+def bm25_idf(total: int, held: int) -> float:
+    """bm25's idf of a word ``held`` by that many of ``total`` rows, as FTS5's:
+    ``ln((N − n + ½)/(n + ½))``, at least 1e-6."""
+    return max(math.log((total - held + 0.5) / (held + 0.5)), 1e-6)
+
+
+def term_score(bm25: float, idf: float, delta: float, weight: float = 1.0) -> float:
+    """One word's part of a memory's lexical score: ``weight × bm25 + delta × idf``.
+
+    ``bm25`` is the engine's score of the word in the memory (its frequency
+    and the memory's length), ``idf`` the word's (:func:`bm25_idf`): BM25+'s
+    lower bound ``delta`` on the frequency part, so any match counts at least
+    ``delta × idf``; ``weight`` (``name_weight`` for a name the query writes,
+    else 1) scales the part that depends on the memory.
+    """
+    return weight * bm25 + delta * idf
 
 
 def fuse(
