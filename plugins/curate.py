@@ -60,21 +60,25 @@ def similarity(a: str, b: str) -> float:
     return len(left & right) / len(left | right)
 
 
-def near_duplicates(store: Store, memory: Memory, project: str) -> list[Memory]:
-    """Active memories of ``project`` and the memory's category at ``SIMILARITY`` or more.
+def near_duplicates(store: Store, batch: list[Memory], project: str) -> dict[int, list[Memory]]:
+    """For each memory of ``batch``: the active memories of ``project`` and its category at
+    ``SIMILARITY`` or more, by id.
 
     Candidates come from the MinHash index (``plugin_sdk/store/search/neardup.py``), refreshed by
     :func:`run` before a batch; each is then checked exactly.
     """
-    ws = words(memory.content)
-    return [
-        other
-        for other in curate_index.candidates(store, memory, ws, SIMILARITY, words)
-        if other.status == "active"
-        and other.project == project  # another project's shared memory is read-only here
-        and other.category == memory.category
-        and similarity(memory.content, other.content) >= SIMILARITY
-    ]
+    by_id = {m.id: m for m in batch}
+    return {
+        i: [
+            other
+            for other in others
+            if other.status == "active"
+            and other.project == project  # another project's shared memory is read-only here
+            and other.category == by_id[i].category
+            and similarity(by_id[i].content, other.content) >= SIMILARITY
+        ]
+        for i, others in curate_index.neighbours(store, batch, SIMILARITY, words).items()
+    }
 
 
 KEEP_SEPARATE = "<keep-separate/>"
@@ -115,10 +119,13 @@ def run(context: TaskContext) -> int:
     plans = []  # decided before the transaction: a model call must not hold the write lock
     disputes: list[tuple[int, int]] = []
     claimed: set[int] = set()
+    found = near_duplicates(
+        store, [m for m in batch if m.project == context.project], context.project
+    )
     for memory in batch:
         if memory.id in claimed or memory.project != context.project:
             continue
-        dupes = [m for m in near_duplicates(store, memory, context.project) if m.id not in claimed]
+        dupes = [m for m in found.get(memory.id, []) if m.id not in claimed]
         if not dupes:
             continue
         group = sorted([memory, *dupes], key=lambda m: (-len(m.content), m.id))

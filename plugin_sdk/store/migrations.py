@@ -1287,6 +1287,13 @@ def m028_search_terms(db: Database) -> None:
     (``postgres/schema.py``) adds the table and the statement triggers that
     keep it; SQLite has nothing to add, and records the step.
     """
+    db.executescript(
+        """
+        -- Nothing changes on SQLite: FTS5 counts a word's rows from its index.
+        -- On PostgreSQL (postgres/schema.py STEPS, schema/postgres_terms.sql)
+        -- search_terms holds each word's count, kept by statement triggers.
+        """
+    )
 
 
 @step

@@ -16,6 +16,10 @@ from plugin_sdk import Dreamer, Store, validate_pack
 from plugin_sdk.store.search import neardup
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
+def dupes(store: Store, memory) -> list:
+    return near_duplicates(store, [memory], "ops").get(memory.id, [])
+
+
 PACK = pack_document("ops", "1.0.0", {"OPS_RULES": "intent", "CONFIG_VALUES": "content"})
 VOCAB = [f"w{i}" for i in range(60)]
 
@@ -73,13 +77,15 @@ def test_candidates_find_what_an_exhaustive_comparison_finds(tmp_path_factory, s
         memories.append(store.memories.get(result.id))
     neardup.refresh(store, words)
     memories = list({m.id: m for m in memories}.values())
+    batch = near_duplicates(store, memories, "ops")  # the whole batch in one read
     for memory in memories:
         exhaustive = {
             o.id
             for o in memories
             if o.id != memory.id and similarity(memory.content, o.content) >= SIMILARITY
         }
-        assert {m.id for m in near_duplicates(store, memory, "ops")} == exhaustive
+        assert {m.id for m in dupes(store, memory)} == exhaustive
+        assert {m.id for m in batch.get(memory.id, [])} == exhaustive
 
 
 def test_the_index_follows_updates_and_forget(tmp_path):
@@ -90,17 +96,17 @@ def test_the_index_follows_updates_and_forget(tmp_path):
     b = store.memories.write("kilo lima mike november oscar papa quebec", category="CONFIG_VALUES")
     neardup.refresh(store, words)
     assert store.tables.neardup.queued() == 0
-    assert near_duplicates(store, store.memories.get(a.id), "ops") == []
+    assert dupes(store, store.memories.get(a.id)) == []
     # an update after indexing queues the row again: its new bands are found
     store.memories.update(b.id, content="alpha bravo charlie delta echo foxtrot golf hotel")
     assert store.tables.neardup.queued() == 1
     neardup.refresh(store, words)
-    assert [m.id for m in near_duplicates(store, store.memories.get(a.id), "ops")] == [b.id]
+    assert [m.id for m in dupes(store, store.memories.get(a.id))] == [b.id]
     store.memories.forget(b.id, reason="test")
     rows = store.db.execute("SELECT count(*) FROM neardup_bands WHERE memory_id = ?", [b.id])
     assert rows.fetchone()[0] == 0
     neardup.refresh(store, words)
-    assert near_duplicates(store, store.memories.get(a.id), "ops") == []
+    assert dupes(store, store.memories.get(a.id)) == []
 
 
 def test_curate_merges_rows_written_after_its_first_batch(tmp_path):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -99,34 +99,47 @@ def refresh(store: Store, words: Callable[[str], set[str]]) -> int:
     return done
 
 
-def candidates(
+def neighbours(
     store: Store,
-    memory: Memory,
-    ws: set[str],
+    memories: Sequence[Memory],
     similarity: float,
-    words: Callable[[str], set[str]] | None = None,
-) -> list[Memory]:
-    """Memories that share a band with ``memory`` (word set ``ws``; itself excluded) and
-    have a word count that can reach ``similarity``.
+    words: Callable[[str], set[str]],
+) -> dict[int, list[Memory]]:
+    """For each of ``memories``, the memories at ``similarity`` or more by ``words``
+    (itself excluded), by id.
 
-    With ``words`` (the word-set function the index was built with) each candidate's
-    Jaccard similarity with ``ws`` is checked on its text alone first, and only those at
-    ``similarity`` or more are read as whole memories: the false candidates, which grow
-    with the store, cost one light read. Without it nothing is checked yet."""
-    if not ws:
-        return []
-    low, high = size_range(len(ws), similarity)
-    ids = store.tables.neardup.candidates(buckets(memory.project, memory.category, ws), low, high)
-    ids = [i for i in ids if i != memory.id]
-    if ids and words is not None:
-        ids = [
-            i
-            for i, text in store.tables.neardup.texts(ids)
-            if _jaccard(ws, words(text)) >= similarity
-        ]
-    if not ids:
-        return []
-    return [Memory.from_row(row) for row in store.tables.neardup.memories(ids)]
+    Candidates are the memories sharing a stored band with it whose word count can
+    reach ``similarity``: one read for the whole batch, from the bands
+    :func:`refresh` stored (a memory not yet indexed has none, so run it first). Each
+    candidate's text is read and cut into words once a batch, however many of the
+    batch it is a candidate of, and only the pairs at ``similarity`` or more are read
+    as whole memories."""
+    if not memories:
+        return {}
+    ratio = Fraction(str(similarity))
+    pairs = store.tables.neardup.pairs([m.id for m in memories], ratio.numerator, ratio.denominator)
+    if not pairs:
+        return {}
+    other_words = {
+        i: words(text) for i, text in store.tables.neardup.texts(sorted({o for _, o in pairs}))
+    }
+    own = {m.id: words(m.content) for m in memories}
+    kept = [
+        (i, o)
+        for i, o in pairs
+        if o in other_words and _jaccard(own[i], other_words[o]) >= similarity
+    ]
+    if not kept:
+        return {}
+    rows = {
+        row["id"]: Memory.from_row(row)
+        for row in store.tables.neardup.memories(sorted({o for _, o in kept}))
+    }
+    found: dict[int, list[Memory]] = {}
+    for i, o in kept:
+        if o in rows:
+            found.setdefault(i, []).append(rows[o])
+    return found
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:

@@ -53,15 +53,21 @@ class NeardupRows:
             "DELETE FROM neardup_bands WHERE memory_id = ?", [(i,) for i in memory_ids]
         )
 
-    def candidates(self, buckets: Sequence[int], low: int, high: int) -> list[int]:
-        """Ids sharing at least one bucket, with a word count in ``[low, high]``."""
-        marks = ", ".join("?" * len(buckets))
+    def pairs(self, memory_ids: Sequence[int], p: int, q: int) -> list[tuple[int, int]]:
+        """``(memory_id, other_id)`` for each of ``memory_ids`` and each other memory
+        sharing one of its buckets whose word count can reach a Jaccard similarity of
+        ``p / q`` with its own (``size * p / q <= other <= size * q / p``, in integers:
+        exact), by memory id then other id."""
         return [
-            row[0]
+            (row[0], row[1])
             for row in self.db.execute(
-                f"""SELECT DISTINCT memory_id FROM neardup_bands
-                    WHERE bucket IN ({marks}) AND size BETWEEN ? AND ?""",
-                [*buckets, low, high],
+                """SELECT DISTINCT a.memory_id, b.memory_id FROM neardup_bands a
+                   JOIN neardup_bands b ON b.bucket = a.bucket
+                   WHERE a.memory_id IN (SELECT value FROM json_each(?))
+                     AND b.memory_id <> a.memory_id
+                     AND b.size * ? >= a.size * ? AND b.size * ? <= a.size * ?
+                   ORDER BY 1, 2""",
+                [json.dumps(list(memory_ids)), q, p, p, q],
             )
         ]
 
