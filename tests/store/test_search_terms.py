@@ -7,14 +7,17 @@ run on both (``MEMSDK_TEST_POSTGRES``).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugin_sdk import Store
+from plugin_sdk import Pack, Store
 from plugin_sdk.store.postgres.search import bm25
 from plugin_sdk.store.search.engine import find
 from plugin_sdk.store.search.ranking import bm25_idf, set_setting, term_score
+from plugin_sdk.store.tables.memories.search import Fts5Index
 
 scores = st.floats(min_value=0.0, max_value=50.0, allow_nan=False)
 deltas = st.floats(min_value=0.0, max_value=3.0, allow_nan=False)
@@ -99,3 +102,36 @@ def test_a_name_the_query_writes_counts_name_weight_times_its_bm25(store: Store)
     for memory_id in (ids[0], ids[1], ids[2]):
         assert weighted[memory_id]["kestrel"] == pytest.approx(2 * lower[memory_id]["kestrel"])
         assert unnamed[memory_id]["kestrel"] == pytest.approx(lower[memory_id]["kestrel"])
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=2 * 10**6))
+def test_bm25_idf_is_defined_for_any_counts(total: int, held: int) -> None:
+    """Counted by separate reads, a word's rows can exceed the total: the idf stays bm25's floor."""
+    idf = bm25_idf(total, held)
+    assert idf >= 1e-6
+    assert idf == bm25_idf(total, min(held, total))
+
+
+def test_a_write_between_the_count_and_the_rows_still_finds(
+    tmp_path: Path, ops_pack: Pack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process writes after the row count is read and before a word's rows are:
+    the word then has more rows than the count, and search answers (this raised
+    "math domain error" under bench/stress.py). SQLite only: PostgreSQL counts
+    both in one statement (``postgres/search.py``)."""
+    path = tmp_path / "race.db"
+    store = Store(path, project="p")
+    store.packs.install(ops_pack)
+    store.memories.write("kestrel over the quarry", "OPS_RULES")
+    other = Store(path, project="p")
+    counted = Fts5Index.rows
+
+    def rows_then_a_write(index: Fts5Index) -> int:
+        total = counted(index)
+        for n in range(3):
+            other.memories.write(f"kestrel number {n} hovers", "OPS_RULES")
+        return total
+
+    monkeypatch.setattr(Fts5Index, "rows", rows_then_a_write)
+    found = find(store, "kestrel", project="p", limit=10)
+    assert len(found) == 4

@@ -137,7 +137,12 @@ class Found:
 
 def bm25_idf(total: int, held: int) -> float:
     """bm25's idf of a word ``held`` by that many of ``total`` rows, as FTS5's:
-    ``ln((N − n + ½)/(n + ½))``, at least 1e-6."""
+    ``ln((N − n + ½)/(n + ½))``, at least 1e-6.
+
+    ``n`` is taken as at most ``N``: the two are counted by separate reads, and
+    a write between them (another process's) can make ``n`` the larger.
+    """
+    held = min(held, total)
     return max(math.log((total - held + 0.5) / (held + 0.5)), 1e-6)
 
 

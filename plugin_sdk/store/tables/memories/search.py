@@ -122,6 +122,9 @@ class Fts5Index:
         for word in found.rare:
             every = self.scored(word)
             found.held[word] = len(every)
+            # rows() and scored() are separate reads: a write between them can
+            # make a word's rows more than the count (bm25's idf needs n ≤ N).
+            found.total = max(found.total, len(every))
             rows = sorted((r for r in every if r[0] in readable), key=lambda r: (-r[1], r[0]))
             found.best[word] = rows[:cap]
         found.phrases = [
