@@ -129,9 +129,11 @@ def dump_all(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     names = [
         name for name in store.tables.walk.table_names() if not name.startswith("memories_fts")
     ]
-    if store.engine == "postgresql":  # every table has a rowid column there
+    if store.engine == "postgresql":  # rows in a stable order: by every column
         return {
-            name: [tuple(row) for row in store.db.execute(f'SELECT * FROM "{name}" ORDER BY rowid')]
+            name: sorted(
+                (tuple(row) for row in store.db.execute(f'SELECT * FROM "{name}"')), key=repr
+            )
             for name in names
         }
     # Rows in a stable order: by rowid, or (a WITHOUT ROWID table) by every column.

@@ -16,6 +16,7 @@ from plugin_sdk import Dreamer, Store, validate_pack
 from plugin_sdk.store.search import neardup
 from plugin_sdk.testing import fresh_plugin_manager, pack_document
 
+
 def dupes(store: Store, memory) -> list:
     return near_duplicates(store, [memory], "ops").get(memory.id, [])
 

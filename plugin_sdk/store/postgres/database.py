@@ -76,6 +76,13 @@ def _error(error: Exception, sql: str) -> Exception:
     return converted
 
 
+#: Columns a row trigger sets from the row's others (m029_postgres_write_path:
+#: ``memories_search_words`` sets the full-text vector and word count from the
+#: text). Like generated columns they are never written: a copy or an undo
+#: leaves them out and the trigger sets them again.
+DERIVED_COLUMNS: dict[str, frozenset[str]] = {"memories": frozenset({"search", "search_len"})}
+
+
 class Cursor:
     """The rows of one statement, as a SQLite's ``Cursor`` gives them."""
 
@@ -326,7 +333,12 @@ class Database:
         ]
 
     def columns(self, table: str) -> list[str]:
-        """The column names of ``table``, in order (generated columns left out)."""
+        """The column names of ``table``, in order (generated and derived columns left out).
+
+        A derived column (:data:`DERIVED_COLUMNS`) is set by a row trigger from
+        the others, as a generated one is: nothing writes it.
+        """
+        derived = DERIVED_COLUMNS.get(table, frozenset())
         return [
             name
             for (name,) in self.execute(
@@ -335,6 +347,7 @@ class Database:
                 "AND is_generated = 'NEVER' ORDER BY ordinal_position",
                 [table],
             )
+            if name not in derived
         ]
 
     @contextmanager

@@ -5,8 +5,9 @@ The same recording as on SQLite (``proposals/undo.py``), in PostgreSQL's terms:
 - Tables, columns and keys come from the catalog: each covered table is known
   by its primary key, or by its ``rowid`` column when it has none (the
   PostgreSQL schema gives such a table one). Generated columns (the
-  full-text ``search``, ``search_len``, ``fts_scope``) are neither read nor
-  written back: they follow the row. Besides the tables SQLite's recording
+  ``fts_scope``) and the columns a row trigger derives
+  (``database.DERIVED_COLUMNS``: the full-text ``search`` and ``search_len``)
+  are neither read nor written back: they follow the row. Besides the tables SQLite's recording
   leaves out, the derived ones are not covered: ``search_stats`` and
   ``search_terms`` (kept by ``memories``' own triggers, as SQLite's full-text shadow tables are) and
   the pgvector mirror (rebuilt from ``memory_vectors``).
@@ -49,6 +50,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from plugin_sdk.store.postgres.database import DERIVED_COLUMNS
 from plugin_sdk.store.postgres.schema import text
 from plugin_sdk.store.tables.memories.vectors import MIRROR
 from plugin_sdk.store.tables.queues.undo_log import NOT_RECORDED, VOLATILE, Table, Touched
@@ -83,7 +85,8 @@ class PgUndoLog:
             "ORDER BY c.relname, a.attnum"
         ):
             self._oids[name] = int(oid)
-            columns.setdefault(name, []).append(column)
+            if column not in DERIVED_COLUMNS.get(name, ()):
+                columns.setdefault(name, []).append(column)
         keys: dict[str, list[str]] = {}
         for name, column in self.db.execute(
             "SELECT c.relname, a.attname FROM pg_index i "
