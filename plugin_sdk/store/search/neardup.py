@@ -5,14 +5,20 @@ similarity of at least 0.8. Checking every pair is quadratic, and a ranked
 search per memory costs ~30 ms; instead each memory gets a MinHash signature
 of ``BANDS * ROWS`` minimums (Broder 1997), cut into ``BANDS`` bands of
 ``ROWS`` values (Leskovec, Rajaraman, Ullman, *Mining of Massive Datasets*,
-ch. 3.4). Two memories become candidates when any band is equal. For a pair
-of Jaccard similarity ``s`` that happens with probability
-``1 - (1 - s**ROWS) ** BANDS``: with 32 bands of 4 rows, at s = 0.8 it
-misses with probability at most (1 - 0.8**4)**32 < 5e-8 (the recall bound),
-while a pair at s = 0.3 becomes a candidate with probability 0.23 and one at
-s = 0.1 with 0.003. Candidates are then checked exactly
-(``curate.similarity``), so the definition is unchanged and only a missed
-pair (probability < 5e-8 each) could differ from an exhaustive comparison.
+ch. 3.4). Two memories become candidates when at least ``SHARED`` (2) of
+their bands are equal. For a pair of Jaccard similarity ``s`` a band is equal
+with probability ``p = s**ROWS``, so the number of equal bands is binomial
+(``BANDS``, ``p``) and the pair is missed when fewer than two are: with 32
+bands of 4 rows, at s = 0.8 that is ``(1-p)**32 + 32 p (1-p)**31 < 1.2e-6``
+(the recall bound; at s = 0.9, < 1e-13), while a pair at s = 0.5 becomes a
+candidate with probability 0.60, one at s = 0.3 with 0.028 and one at s = 0.1
+with 5e-6. One equal band (the classic OR of bands) would miss at 0.8 with
+< 5e-8 but take pairs at 0.3 with 0.23: eight times as many false
+candidates, each read and cut into words for the exact check, which made
+curate's time grow faster than the store (docs/benchmarks.md, "Dreamer at
+scale"). Candidates are then checked exactly (``curate.similarity``), so
+the definition is unchanged and only a missed pair (probability < 1.2e-6
+each) could differ from an exhaustive comparison.
 
 A band's bucket hashes project and category too, so candidates never cross
 either. Word counts filter further without loss: Jaccard >= t needs the
@@ -39,6 +45,7 @@ ROWS = 4
 _PERMUTATIONS = struct.Struct(f"<{BANDS * ROWS}I")
 _BUCKET = struct.Struct(f"<{ROWS}I")
 REFRESH_BATCH = 2000
+SHARED = 2  # equal bands that make a pair a candidate (the module docstring)
 
 
 @lru_cache(maxsize=1 << 17)
@@ -93,8 +100,8 @@ def refresh(store: Store, words: Callable[[str], set[str]]) -> int:
                 bands += [
                     (b, row["id"], len(ws)) for b in buckets(row["project"], row["category"], ws)
                 ]
-        with store.atomic():
-            store.tables.neardup.replace([row["id"] for row in rows], bands)
+        with store.atomic():  # in bucket order: the inserts walk the index's pages in turn
+            store.tables.neardup.replace([row["id"] for row in rows], sorted(bands))
         done += len(rows)
     return done
 
@@ -108,7 +115,7 @@ def neighbours(
     """For each of ``memories``, the memories at ``similarity`` or more by ``words``
     (itself excluded), by id.
 
-    Candidates are the memories sharing a stored band with it whose word count can
+    Candidates are the memories sharing ``SHARED`` stored bands with it whose word count can
     reach ``similarity``: one read for the whole batch, from the bands
     :func:`refresh` stored (a memory not yet indexed has none, so run it first). Each
     candidate's text is read and cut into words once a batch, however many of the
@@ -117,7 +124,9 @@ def neighbours(
     if not memories:
         return {}
     ratio = Fraction(str(similarity))
-    pairs = store.tables.neardup.pairs([m.id for m in memories], ratio.numerator, ratio.denominator)
+    pairs = store.tables.neardup.pairs(
+        [m.id for m in memories], ratio.numerator, ratio.denominator, SHARED
+    )
     if not pairs:
         return {}
     other_words = {

@@ -53,21 +53,24 @@ class NeardupRows:
             "DELETE FROM neardup_bands WHERE memory_id = ?", [(i,) for i in memory_ids]
         )
 
-    def pairs(self, memory_ids: Sequence[int], p: int, q: int) -> list[tuple[int, int]]:
+    def pairs(
+        self, memory_ids: Sequence[int], p: int, q: int, shared: int = 1
+    ) -> list[tuple[int, int]]:
         """``(memory_id, other_id)`` for each of ``memory_ids`` and each other memory
-        sharing one of its buckets whose word count can reach a Jaccard similarity of
-        ``p / q`` with its own (``size * p / q <= other <= size * q / p``, in integers:
-        exact), by memory id then other id."""
+        sharing ``shared`` or more of its buckets whose word count can reach a Jaccard
+        similarity of ``p / q`` with its own (``size * p / q <= other <= size * q / p``,
+        in integers: exact), by memory id then other id."""
         return [
             (row[0], row[1])
             for row in self.db.execute(
-                """SELECT DISTINCT a.memory_id, b.memory_id FROM neardup_bands a
+                """SELECT a.memory_id, b.memory_id FROM neardup_bands a
                    JOIN neardup_bands b ON b.bucket = a.bucket
                    WHERE a.memory_id IN (SELECT value FROM json_each(?))
                      AND b.memory_id <> a.memory_id
                      AND b.size * ? >= a.size * ? AND b.size * ? <= a.size * ?
+                   GROUP BY a.memory_id, b.memory_id HAVING count(*) >= ?
                    ORDER BY 1, 2""",
-                [json.dumps(list(memory_ids)), q, p, p, q],
+                [json.dumps(list(memory_ids)), q, p, p, q, shared],
             )
         ]
 
