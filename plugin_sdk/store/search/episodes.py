@@ -62,19 +62,21 @@ def rows(store: Store, ids: set[int]) -> tuple[dict[int, Row], dict[int, int]]:
 
 def neighbours(store: Store, ids: set[int], reach: int = 2) -> dict[int, list[tuple[int, int]]]:
     """For each of ``ids``: ``(other id, distance)`` of its episode's memories within ``reach``."""
-    return nearby(store, ids, reach).pairs
+    return nearby(store, dict.fromkeys(ids, reach)).pairs
 
 
-def nearby(store: Store, ids: set[int], reach: int = 2) -> Nearby:
-    """:func:`neighbours`, with the length of each live memory read (``ids`` and around)."""
-    steps = [s for s in range(-reach, reach + 1) if s]
-    known, lengths = rows(store, {i + s for i in ids for s in steps if i + s > 0} | ids)
+def nearby(store: Store, reaches: dict[int, int]) -> Nearby:
+    """For each memory of ``reaches``, its neighbours within its own reach (one read),
+    with the length of each live memory read (the memories and those around them)."""
+    around = {i + s for i, reach in reaches.items() for s in range(-reach, reach + 1) if i + s > 0}
+    known, lengths = rows(store, around | set(reaches))
     found: dict[int, list[tuple[int, int]]] = {}
-    for memory_id in sorted(ids):
+    for memory_id in sorted(reaches):
         home = known.get(memory_id)
         if home is None:
             continue
-        for step in steps:
+        reach = reaches[memory_id]
+        for step in (s for s in range(-reach, reach + 1) if s):
             other = known.get(memory_id + step)
             if other is not None and together(home, other):
                 found.setdefault(memory_id, []).append((memory_id + step, abs(step)))

@@ -79,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "neighbour_2": 0.4,  # share of the memory two away
     "neighbour_far": 0.2,  # share of a memory 3 to neighbour_reach away
     "neighbour_reach": 4,  # how far (in ids) an episode's neighbours are looked for (at least 2)
+    "neighbour_far_hits": 10,  # only the best this many lexical matches lend that far
     "neighbour_length": 1.0,  # a neighbour shorter than the mean takes this share less, in
     # proportion (0: length ignored; 1: a turn half the mean length takes half the share)
     "header": 0.5,  # share of its best-matching detail's score a header gains
@@ -246,7 +247,8 @@ def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> 
     weights |= {distance: float(conf["neighbour_far"]) for distance in range(3, reach + 1)}
     if not any(weights.values()):
         return
-    nearby = episodes.nearby(store, set(found), reach)
+    best = sorted(found, key=lambda i: (-found[i].lexical, i))[: int(conf["neighbour_far_hits"])]
+    nearby = episodes.nearby(store, {i: reach if i in best else 2 for i in found})
     room = length_prior(nearby.lengths, float(conf["neighbour_length"]))
     near = nearby.pairs
     gains: dict[int, float] = {}
