@@ -19,11 +19,14 @@ def ids(store: Store, query: str) -> list[int]:
     return [hit.memory.id for hit in store.memories.search(query)]
 
 
-@pytest.mark.parametrize(("reach", "found"), [(4, True), (3, True), (2, False)])
+@pytest.mark.parametrize(
+    ("reach", "far_hits", "found"), [(4, 10, True), (3, 10, True), (2, 10, False), (4, 0, False)]
+)
 def test_a_turn_three_away_from_the_match_is_found_within_the_reach(
-    store: Store, reach: int, found: bool
+    store: Store, reach: int, far_hits: int, found: bool
 ) -> None:
     set_setting(store, "neighbour_reach", reach)
+    set_setting(store, "neighbour_far_hits", far_hits)  # 0: no match lends beyond 2
     *_, answer = write(
         store,
         [

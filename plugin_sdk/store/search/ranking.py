@@ -10,7 +10,8 @@ For a memory *d* of the candidates (the weights are settings, see below)::
     context(d) = lexical(d)
                  + room(d) × (neighbour_1 × Σ lexical(memories 1 away)
                               + neighbour_2 × Σ lexical(memories 2 away)
-                              + neighbour_far × Σ lexical(memories 3 to neighbour_reach away))
+                              + neighbour_far × Σ lexical(memories 3 to neighbour_reach away,
+                                                          of the neighbour_far_hits best))
                  + header × max lexical(its details)          (d heads a sequence/theme)
     room(d)    = 1 − neighbour_length + neighbour_length × min(1, length(d) / mean length)
     prior(d)   = 1 + importance × (importance(d) − 50) / 50
@@ -45,6 +46,7 @@ says which terms matched and which signals moved the score.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from collections.abc import Callable
@@ -242,21 +244,28 @@ def _ids(values: Any) -> str:
 
 
 def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> None:
-    reach = max(int(conf["neighbour_reach"]), 2)
+    far = float(conf["neighbour_far"])
+    reach = max(int(conf["neighbour_reach"]), 2) if far else 2
     weights = {1: float(conf["neighbour_1"]), 2: float(conf["neighbour_2"])}
-    weights |= {distance: float(conf["neighbour_far"]) for distance in range(3, reach + 1)}
+    weights |= {distance: far for distance in range(3, reach + 1)}
     if not any(weights.values()):
         return
-    best = sorted(found, key=lambda i: (-found[i].lexical, i))[: int(conf["neighbour_far_hits"])]
-    nearby = episodes.nearby(store, {i: reach if i in best else 2 for i in found})
-    room = length_prior(nearby.lengths, float(conf["neighbour_length"]))
+    reaches = dict.fromkeys(found, 2)
+    if reach > 2:  # the best lexical matches lend further
+        lent_far = heapq.nsmallest(
+            int(conf["neighbour_far_hits"]), found, key=lambda i: (-found[i].lexical, i)
+        )
+        reaches |= dict.fromkeys(lent_far, reach)
+    nearby = episodes.nearby(store, reaches)
+    share = length_prior(nearby.lengths, float(conf["neighbour_length"]))
+    room = {other: share(other) for others in nearby.pairs.values() for other, _ in others}
     near = nearby.pairs
     gains: dict[int, float] = {}
     lent: dict[int, float] = {}  # the evidence a neighbour's gain carries (the floor)
     for memory_id, others in near.items():
         hit = found[memory_id]
         for other, distance in others:
-            gains[other] = gains.get(other, 0.0) + weights[distance] * hit.lexical * room(other)
+            gains[other] = gains.get(other, 0.0) + weights[distance] * hit.lexical * room[other]
             if weights[distance] and hit.lexical > 0:
                 lent[other] = max(lent.get(other, 0.0), hit.evidence)
     counted = {(a, b) for a, others in near.items() for b, _ in others}
