@@ -316,6 +316,8 @@ def speed(size: int, queries: int, db: str | None = None) -> dict[str, Any]:
     places = Places(folder.name, db)
     store = Store(places.new("speed.db"), project="bench-speed")
     store.packs.install(validate_pack(PACK, source="bench_recall"))
+    for name, value in SETTINGS.items():  # --set applies here too
+        set_setting(store, name, value)
     batch = []
     for i in range(size):
         text, date = turns[i % len(turns)]

@@ -8,9 +8,12 @@ For a memory *d* of the candidates (the weights are settings, see below)::
     lexical(d) = Σ_words term_w(d) × (1 + coverage × (matched(d) − 1) / (n − 1))
                  + phrase × Σ_pairs bm25_pair(d)
     context(d) = lexical(d)
-                 + neighbour_1 × Σ lexical(memories 1 away)
-                 + neighbour_2 × Σ lexical(memories 2 away)
+                 + room(d) × (neighbour_1 × Σ lexical(memories 1 away)
+                              + neighbour_2 × Σ lexical(memories 2 away)
+                              + neighbour_far × Σ lexical(memories 3 to neighbour_reach away,
+                                                          of the neighbour_far_hits best))
                  + header × max lexical(its details)          (d heads a sequence/theme)
+    room(d)    = 1 − neighbour_length + neighbour_length × min(1, length(d) / mean length)
     prior(d)   = 1 + importance × (importance(d) − 50) / 50
                    + strength × s/(1 + s)                     (consolidated strength s)
                    + recency × 0.5 ^ (age_days / recency_half_life_days)
@@ -32,17 +35,21 @@ bm25 a long memory's match can score next to nothing against a short one's,
 so a long turn holding the query's rare word loses to short ones holding
 none of its other words; with the bound every match of a word counts at
 least ``bm25_delta × idf_w``. *n* is the number of content words. A
-memory's **neighbours** are the live memories of its project written next to
-it (ids within 2) with the same ``occurred_at`` (a conversation's turns, a
+memory's **neighbours** are the live memories of its episode written next to
+it (ids within ``neighbour_reach``; ``episodes.py``: a conversation's turns, a
 note's lines) and its neighbours in a sequence composite; a turn that
-answers a question is found through the question. The account (``why``)
+answers a question is found through the question, two or three turns on.
+``room`` is a document length prior on what a memory borrows from its
+neighbours (:func:`length_prior`): "Mhm" next to a match takes little of it. The account (``why``)
 says which terms matched and which signals moved the score.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +76,14 @@ DEFAULTS: dict[str, Any] = {
     "name_weight": 1.5,  # a name the query writes (Tom, Postgres): its word's score times this
     "coverage": 2.0,  # bonus for matching more of the query's content words
     "phrase": 0.5,  # weight of a matched pair of adjacent content words
-    # Context: a memory's neighbours (same project, same occurred_at, within 2 ids)
+    # Context: a memory's neighbours (one episode, within neighbour_reach ids)
     "neighbour_1": 0.4,  # share of an adjacent memory's lexical score
     "neighbour_2": 0.4,  # share of the memory two away
+    "neighbour_far": 0.2,  # share of a memory 3 to neighbour_reach away
+    "neighbour_reach": 4,  # how far (in ids) an episode's neighbours are looked for (at least 2)
+    "neighbour_far_hits": 10,  # only the best this many lexical matches lend that far
+    "neighbour_length": 1.0,  # a neighbour shorter than the mean takes this share less, in
+    # proportion (0: length ignored; 1: a turn half the mean length takes half the share)
     "header": 0.5,  # share of its best-matching detail's score a header gains
     # Store signals (multipliers around 1)
     "importance": 0.2,  # (importance - 50) / 50 times this
@@ -232,16 +244,28 @@ def _ids(values: Any) -> str:
 
 
 def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> None:
+    far = float(conf["neighbour_far"])
+    reach = max(int(conf["neighbour_reach"]), 2) if far else 2
     weights = {1: float(conf["neighbour_1"]), 2: float(conf["neighbour_2"])}
+    weights |= {distance: far for distance in range(3, reach + 1)}
     if not any(weights.values()):
         return
-    near = episodes.neighbours(store, set(found))
+    reaches = dict.fromkeys(found, 2)
+    if reach > 2:  # the best lexical matches lend further
+        lent_far = heapq.nsmallest(
+            int(conf["neighbour_far_hits"]), found, key=lambda i: (-found[i].lexical, i)
+        )
+        reaches |= dict.fromkeys(lent_far, reach)
+    nearby = episodes.nearby(store, reaches)
+    share = length_prior(nearby.lengths, float(conf["neighbour_length"]))
+    room = {other: share(other) for others in nearby.pairs.values() for other, _ in others}
+    near = nearby.pairs
     gains: dict[int, float] = {}
     lent: dict[int, float] = {}  # the evidence a neighbour's gain carries (the floor)
     for memory_id, others in near.items():
         hit = found[memory_id]
         for other, distance in others:
-            gains[other] = gains.get(other, 0.0) + weights[distance] * hit.lexical
+            gains[other] = gains.get(other, 0.0) + weights[distance] * hit.lexical * room[other]
             if weights[distance] and hit.lexical > 0:
                 lent[other] = max(lent.get(other, 0.0), hit.evidence)
     counted = {(a, b) for a, others in near.items() for b, _ in others}
@@ -256,6 +280,32 @@ def _neighbours(store: Store, found: dict[int, Found], conf: dict[str, Any]) -> 
             near_hit.context += gain
             near_hit.evidence = max(near_hit.evidence, lent.get(memory_id, 0.0))
             near_hit.why.append("next to a match")
+
+
+def length_prior(lengths: dict[int, int], weight: float) -> Callable[[int], float]:
+    """The share of a neighbour's gain a memory takes for its length: a document length prior.
+
+    ``1 − weight + weight × min(1, length / mean length)``, the mean over
+    ``lengths`` (the memories the neighbour step read: the candidates and
+    those around them); a memory whose length is not known takes all of it.
+    A turn of a few words ("Mhm", "Where?") next to a match rarely holds what
+    the question asks; a turn as long as the rest, written after the match,
+    often does. Relevance grows with a document's length (Singhal, Buckley
+    and Mitra, SIGIR 1996); Kraaij, Westerveld and Hiemstra (SIGIR 2002)
+    make that a prior in proportion to length. Here it weighs only what a
+    memory borrows from its neighbours, not its own match (bm25 already
+    normalises that by length).
+    """
+    mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
+    weight = min(max(weight, 0.0), 1.0)
+    if not weight or mean <= 0:
+        return lambda memory_id: 1.0
+
+    def share(memory_id: int) -> float:
+        length = lengths.get(memory_id)
+        return 1.0 if length is None else 1.0 - weight + weight * min(1.0, length / mean)
+
+    return share
 
 
 def _headers(store: Store, found: dict[int, Found], weight: float) -> None:
