@@ -87,9 +87,10 @@ def recall(
     if not isinstance(query, str) or not query.strip():
         return _empty(store, budget)
     hits = store.memories.search(query, project=project, limit=limit)
-    if max((hit.evidence for hit in hits), default=0.0) < float(settings(store)["recall_floor"]):
+    conf = settings(store)  # one read of the settings for the floor and the context lines
+    if max((hit.evidence for hit in hits), default=0.0) < float(conf["recall_floor"]):
         hits = []  # the store knows nothing the query asks about: no block
-    units = _units(store, query, hits, project)
+    units = _units(store, query, hits, project, int(conf["recall_context"]))
     chosen: list[_Unit] = []
     used, costs = _costs(store, units, record=record)
     seen: set[int] = set()
@@ -161,7 +162,9 @@ def _line(memory: Memory, prefix: str = "- ", note: str = "") -> str:
     return f"{prefix}[{memory.id}] {date}{note}{memory.category}: {contain(memory.content)}"
 
 
-def _units(store: Store, query: str, hits: list[SearchHit], project: str) -> list[_Unit]:
+def _units(
+    store: Store, query: str, hits: list[SearchHit], project: str, context: int
+) -> list[_Unit]:
     """Hits grouped for the block, in rank order: header with its matching details,
     a sequence hit with its neighbours, an entity's truth line before its first memory."""
     ids = {hit.memory.id for hit in hits}
@@ -169,7 +172,6 @@ def _units(store: Store, query: str, hits: list[SearchHit], project: str) -> lis
     heads = _heads(store, sorted(ids))
     grouped_under = {d: h for h, details in heads.items() if h in ids for d in details if d in ids}
     neighbours = _sequence_neighbours(store, sorted(ids))
-    context = int(settings(store)["recall_context"])
     for hit in hits[:context]:  # the best hits bring the turns written beside them
         for other, _ in episodes.neighbours(store, {hit.memory.id}, reach=1).get(hit.memory.id, []):
             if other not in ids and all(m.id != other for m in neighbours.get(hit.memory.id, [])):
