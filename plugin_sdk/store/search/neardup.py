@@ -100,8 +100,8 @@ def refresh(store: Store, words: Callable[[str], set[str]]) -> int:
                 bands += [
                     (b, row["id"], len(ws)) for b in buckets(row["project"], row["category"], ws)
                 ]
-        with store.atomic():  # in bucket order: the inserts walk the index's pages in turn
-            store.tables.neardup.replace([row["id"] for row in rows], sorted(bands))
+        with store.atomic():
+            store.tables.neardup.replace([row["id"] for row in rows], bands)
         done += len(rows)
     return done
 

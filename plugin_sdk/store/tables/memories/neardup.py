@@ -54,7 +54,7 @@ class NeardupRows:
         )
 
     def pairs(
-        self, memory_ids: Sequence[int], p: int, q: int, shared: int = 1
+        self, memory_ids: Sequence[int], p: int, q: int, shared: int
     ) -> list[tuple[int, int]]:
         """``(memory_id, other_id)`` for each of ``memory_ids`` and each other memory
         sharing ``shared`` or more of its buckets whose word count can reach a Jaccard
