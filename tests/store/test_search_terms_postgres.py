@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_sdk import Store
-from plugin_sdk.errors import ForgottenText
+from plugin_sdk.errors import DuplicateMemory, ForgottenText
 from plugin_sdk.store import forget as forgetting
 from plugin_sdk.store.postgres import search as pgsearch
 from tests.conftest import POSTGRES_URL
@@ -97,7 +97,8 @@ def _apply(store: Store, op: tuple[Any, ...], name: str) -> None:
     elif live:
         memory_id = live[op[1] % len(live)]
         if kind == "edit":
-            store.memories.update(memory_id, content=f"{op[2]} edited")
+            with contextlib.suppress(DuplicateMemory):  # into another's text: refused
+                store.memories.update(memory_id, content=f"{op[2]} edited")
         elif kind == "archive":
             store.memories.archive(memory_id)
         else:

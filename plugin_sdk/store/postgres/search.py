@@ -80,6 +80,10 @@ def _bm25_sql(tf: str, length: str, held: str) -> str:
 #   one occurrence, so its count (a quarter the cost of unnesting the vector);
 # - phrase: each pair of rare words, its first word's rows holding the two
 #   adjacent, with the bm25 of the adjacencies over the rows holding the phrase.
+#   The adjacencies are counted as a lexeme's occurrences are: ``ts_rank_cd``
+#   with every weight 1 and no normalisation on the phrase of the two first
+#   lexemes, where each cover is one adjacent pair (two positions one apart)
+#   and adds exactly 1; cheaper than unnesting the vector twice a row.
 # ``OFFSET 0`` keeps a term frequency one computation (PostgreSQL would
 # otherwise copy the subquery into each place bm25 uses it).
 _MATCHES = f"""
@@ -126,22 +130,16 @@ WITH stats AS (
     WHERE lexeme IS NOT NULL AND held <= stats.cutoff
 ), pair AS MATERIALIZED (
     SELECT p.j, ra.k, ra.lexeme AS first, rb.lexeme AS second,
-           phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query
+           phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query,
+           tsquery_phrase(quote_literal(ra.lexeme)::tsquery, quote_literal(rb.lexeme)::tsquery) AS adjacent
     FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
     CROSS JOIN LATERAL (SELECT k, lexeme FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
     CROSS JOIN LATERAL (SELECT lexeme FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
 ), phrase AS (
     SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
-        SELECT pair.j, hit.id, hit.len, f.tf
-        FROM pair JOIN hit ON hit.k = pair.k AND hit.search @@ pair.query
-        CROSS JOIN LATERAL (
-            SELECT (SELECT count(*) FROM unnest(at_a) x WHERE x + 1 = ANY(at_b)) AS tf
-            FROM (SELECT (SELECT positions FROM unnest(hit.search) u
-                          WHERE u.lexeme = pair.first) AS at_a,
-                         (SELECT positions FROM unnest(hit.search) u
-                          WHERE u.lexeme = pair.second) AS at_b OFFSET 0) at
-            OFFSET 0
-        ) f
+        SELECT pair.j, hit.id, hit.len,
+               ts_rank_cd('{{1,1,1,1}}', hit.search, pair.adjacent, 0)::integer AS tf
+        FROM pair JOIN hit ON hit.k = pair.k AND hit.search @@ pair.query OFFSET 0
     ) adjacent WHERE tf > 0
 )
 SELECT 's', n::bigint, cutoff, NULL::float8 FROM stats
