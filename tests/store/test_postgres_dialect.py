@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugin_sdk.store.postgres.dialect import statement, translate
+from plugin_sdk.store.postgres.dialect import ArrayText, statement, translate
 
 
 @pytest.mark.parametrize(
@@ -100,7 +102,25 @@ def test_a_json_list_parameter_becomes_a_typed_array() -> None:
         "SELECT id FROM m WHERE p = ? AND id IN (SELECT value FROM json_each(?)) AND q = ?"
     )
     assert found.text == "SELECT id FROM m WHERE p = %s AND id = ANY(%s) AND q = %s"
-    assert found.parameters(["x", "[3, 1]", 7]) == ["x", [3, 1], 7]
+    assert found.parameters(["x", '["a", "b"]', 7]) == ["x", ["a", "b"], 7]
+    ids = found.parameters(["x", "[3, -1]", 7])[1]
+    assert isinstance(ids, ArrayText) and ids == "{3, -1}"  # integers: the literal, no list
+
+
+@given(st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1)))
+def test_a_json_list_of_integers_is_its_array_literal(values: list[int]) -> None:
+    literal = statement("SELECT 1 WHERE x IN (SELECT value FROM json_each(?))").parameters(
+        [json.dumps(values)]
+    )[0]
+    assert isinstance(literal, ArrayText)
+    inside = literal[1:-1].strip()
+    assert ([int(v) for v in inside.split(",")] if inside else []) == values
+
+
+@pytest.mark.parametrize("text", ["[1.5]", '["1"]', '["\\u0661"]', "[true]", "[1e3]"])
+def test_other_json_lists_are_decoded_not_passed_as_text(text: str) -> None:
+    value = statement("SELECT 1 WHERE x IN (SELECT value FROM json_each(?))").parameters([text])
+    assert not isinstance(value[0], ArrayText) and value[0] == json.loads(text)
 
 
 def test_select_star_hides_the_added_rowid_unless_named() -> None:

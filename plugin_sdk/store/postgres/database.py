@@ -30,7 +30,7 @@ from typing import Any
 
 from plugin_sdk.errors import StoreBusy
 from plugin_sdk.store import driver
-from plugin_sdk.store.postgres.dialect import statement
+from plugin_sdk.store.postgres.dialect import ArrayText, statement
 
 #: How long a writer waits for the store's write lock per attempt, and how often.
 LOCK_TIMEOUT_MS = 5000
@@ -424,7 +424,7 @@ def connect(url: str) -> Database:
     """Open ``url`` (libpq: the password from the URL, ``PGPASSWORD`` or ``~/.pgpass``)."""
     psycopg = _import_psycopg()
     from psycopg.types.numeric import FloatLoader, Int8Dumper
-    from psycopg.types.string import StrDumper
+    from psycopg.types.string import StrDumper, StrDumperUnknown
 
     try:
         raw = psycopg.connect(url, autocommit=True, application_name="memsdk")
@@ -435,6 +435,8 @@ def connect(url: str) -> Database:
     # text (not "unknown", which PostgreSQL cannot type in ``? IS NULL``).
     raw.adapters.register_dumper(int, Int8Dumper)
     raw.adapters.register_dumper(str, StrDumper)
+    # A list of ids (dialect.ArrayText) untyped: the server reads it as its column's array.
+    raw.adapters.register_dumper(ArrayText, StrDumperUnknown)
     # No JIT: the store's statements are short, but the planner prices some
     # far above jit_above_cost (toc_rank_source's subqueries: a 1,000-row
     # ranking is costed at 700,000), and compiling one took 5 to 7 s of a

@@ -87,6 +87,13 @@ _JSON_LIST = re.compile(
     r"\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*\?\s*\)\s*\)", re.IGNORECASE
 )
 _ANY = "= ANY(\x00)"
+#: A JSON list of integers, whose text is an array literal once its brackets are braces.
+_INTEGERS = re.compile(r"\[\s*(?:-?\d+\s*(?:,\s*-?\d+\s*)*)?\]", re.ASCII)
+
+
+class ArrayText(str):
+    """An array literal (``{1,2,3}``), sent untyped so the server reads it as the array
+    its place needs (``postgres/database.py`` registers its dumper)."""
 
 
 @attrs.frozen
@@ -105,8 +112,13 @@ class Statement:
             return list(values)
         out = list(values)
         for index in self.arrays:
-            if isinstance(out[index], str | bytes):
-                out[index] = json.loads(out[index])
+            value = out[index]
+            if isinstance(value, str) and _INTEGERS.fullmatch(value):
+                # A list of integers (nearly always: ids) as an array literal, which
+                # the server reads as the column's array type: no list to dump here.
+                out[index] = ArrayText("{" + value[1:-1] + "}")
+            elif isinstance(value, str | bytes):
+                out[index] = json.loads(value)
         return out
 
 
