@@ -95,3 +95,17 @@ def test_phrases_are_the_adjacent_pairs_of_rare_words(store: Store) -> None:
         ["kestrel", "quarry"], pairs[:1], "test-project", 200, (3, 0.0)
     )
     assert common.rare == ["kestrel"] and common.phrases == []
+
+
+def test_a_phrase_counts_each_adjacent_pair_once(store: Store) -> None:
+    texts = ["red fox red fox and red fox", "red red fox fox", "fox red", "quiet hills"]
+    ids = [store.memories.write(text, "OPS_RULES").id for text in texts]
+    found = fulltext(store).matches(
+        ["red", "fox"], [("red", "fox")], "test-project", 200, (1000, 0.01)
+    )
+    size = [n + (store.engine == "sqlite") for n in (7, 4, 2, 2)]
+    average = sum(size) / len(size)
+    scores = dict(found.phrases[0])  # "red fox" three times, once (red red fox fox), never
+    assert scores.keys() == {ids[0], ids[1]}
+    assert scores[ids[0]] == pytest.approx(bm25(3, size[0], 4, 2, average), rel=1e-12)
+    assert scores[ids[1]] == pytest.approx(bm25(1, size[1], 4, 2, average), rel=1e-12)

@@ -129,7 +129,7 @@ WITH stats AS (
     SELECT counted.* FROM counted CROSS JOIN stats
     WHERE lexeme IS NOT NULL AND held <= stats.cutoff
 ), pair AS MATERIALIZED (
-    SELECT p.j, ra.k, ra.lexeme AS first, rb.lexeme AS second,
+    SELECT p.j, ra.k,
            phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query,
            tsquery_phrase(quote_literal(ra.lexeme)::tsquery, quote_literal(rb.lexeme)::tsquery) AS adjacent
     FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
