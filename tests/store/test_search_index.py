@@ -24,9 +24,9 @@ TEXTS = [
 LENGTHS = [5, 8, 2, 5, 4, 5]
 
 
-def lengths(store: Store) -> list[int]:
+def lengths(store: Store, tokens: list[int] = LENGTHS) -> list[int]:
     """bm25's row lengths: FTS5 counts every column's tokens, so the project token too."""
-    return [n + (store.engine == "sqlite") for n in LENGTHS]
+    return [n + (store.engine == "sqlite") for n in tokens]
 
 
 def _write(store: Store) -> list[int]:
@@ -103,7 +103,7 @@ def test_a_phrase_counts_each_adjacent_pair_once(store: Store) -> None:
     found = fulltext(store).matches(
         ["red", "fox"], [("red", "fox")], "test-project", 200, (1000, 0.01)
     )
-    size = [n + (store.engine == "sqlite") for n in (7, 4, 2, 2)]
+    size = lengths(store, [7, 4, 2, 2])
     average = sum(size) / len(size)
     scores = dict(found.phrases[0])  # "red fox" three times, once (red red fox fox), never
     assert scores.keys() == {ids[0], ids[1]}

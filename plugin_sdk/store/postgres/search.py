@@ -123,7 +123,7 @@ WITH stats AS (
         WHERE hit.ok
     ) scored
 ), counted AS (
-    SELECT word.k, word.w, word.lexeme, held.held
+    SELECT word.k, word.w, word.lexeme, word.one, held.held
     FROM word JOIN held ON held.k = word.k
 ), rare AS (
     SELECT counted.* FROM counted CROSS JOIN stats
@@ -131,10 +131,10 @@ WITH stats AS (
 ), pair AS MATERIALIZED (
     SELECT p.j, ra.k,
            phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query,
-           tsquery_phrase(quote_literal(ra.lexeme)::tsquery, quote_literal(rb.lexeme)::tsquery) AS adjacent
+           tsquery_phrase(ra.one, rb.one) AS adjacent
     FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
-    CROSS JOIN LATERAL (SELECT k, lexeme FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
-    CROSS JOIN LATERAL (SELECT lexeme FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
+    CROSS JOIN LATERAL (SELECT k, one FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
+    CROSS JOIN LATERAL (SELECT one FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
 ), phrase AS (
     SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
         SELECT pair.j, hit.id, hit.len,
