@@ -142,9 +142,12 @@ def title(
         return score / math.sqrt(len(words)) if words else 0.0
 
     ranked = sorted(range(len(members)), key=lambda n: (-weight(members[n][0]), n))
-    leads = [lead(members[n][1]) for n in ranked]
-    leads = [text for text in leads if text]
-    for text in leads:
+    leads: list[str] = []  # computed as far as needed: most groups stop at their first member
+    for n in ranked:
+        text = lead(members[n][1])
+        if not text:
+            continue
         if text not in taken and len(text.split()) >= 2:
             return text
+        leads.append(text)
     return next((text for text in leads if text not in taken), leads[0] if leads else "")

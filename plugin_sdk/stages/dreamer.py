@@ -38,11 +38,17 @@ from plugin_sdk.errors import LeaseLost, MemsdkError, NotFound, TaskBusy
 from plugin_sdk.plugin.records import DreamerTask
 from plugin_sdk.proposals.filing import propose
 from plugin_sdk.redact import redact
+from plugin_sdk.store.file import tuning
 
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 LEASE_SECONDS = 300
+# While a run lasts, its connection may keep this much of the store in memory
+# (pages it reads, no more). Curate's index and the memories table outgrow the
+# store's own 64 MiB past about 30,000 memories, and a pass reads them in id
+# order, not by locality: docs/benchmarks.md, "Dreamer at scale", round six.
+RUN_CACHE_KIB = 262144
 Progress = Callable[[DreamerTask, int, int | None], None]
 
 
@@ -167,7 +173,8 @@ class Dreamer:
             known = ", ".join(sorted(self.tasks)) or "none"
             raise NotFound(f"no dreamer task {name!r}; registered tasks: {known}")
         names = [name] if name is not None else sorted(self.tasks)
-        return [self._run_task(self.tasks[n], max_batches, progress) for n in names]
+        with tuning.at_least(self.store.db, cache_kib=RUN_CACHE_KIB, checkpoint_pages=0):
+            return [self._run_task(self.tasks[n], max_batches, progress) for n in names]
 
     def _run_task(
         self, task: DreamerTask, max_batches: int | None, progress: Progress | None

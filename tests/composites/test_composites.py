@@ -231,6 +231,34 @@ def test_a_memory_may_head_several_composites(cs):
     assert cs.composites.by_head(a) == []
 
 
+def test_a_composite_longer_than_one_insert_keeps_every_member_in_order(cs):
+    """Members go in several rows a statement (``MEMBERS_PER_STATEMENT``): a composite
+    longer than one statement's worth keeps every member at its position, and the
+    ranking its triggers keep equals the one derived from the rows."""
+    from plugin_sdk.store.tables.composites.composites import MEMBERS_PER_STATEMENT
+
+    n = 2 * MEMBERS_PER_STATEMENT + 7
+    head, *members = [
+        r.id
+        for r in cs.memories.write_many(
+            [{"content": f"step {i} of {n}", "category": CAT} for i in range(n + 1)]
+        )
+    ]
+    members = members[::-1]  # positions follow the list, not the ids
+    composite = cs.composites.create("sequence", head, members)
+    assert member_rows(cs, composite.id) == [(m, p) for p, m in enumerate(members)]
+    assert cs.composites.get(composite.id).members == members
+    cs.composites.set_members(composite.id, members[: MEMBERS_PER_STATEMENT + 1])
+    assert member_rows(cs, composite.id) == [
+        (m, p) for p, m in enumerate(members[: MEMBERS_PER_STATEMENT + 1])
+    ]
+    kept = cs.db.execute("SELECT * FROM toc_rank ORDER BY memory_id").fetchall()
+    derived = cs.db.execute(
+        "SELECT * FROM toc_rank_source WHERE tier IS NOT NULL ORDER BY memory_id"
+    ).fetchall()
+    assert [tuple(r) for r in kept] == [tuple(r) for r in derived]
+
+
 def test_membership_is_n_to_n_and_crosses_categories(cs):
     h1, h2, a, b = mems(cs, 4)
     incident = mem(cs, "an incident that touches research too", OTHER)

@@ -417,3 +417,28 @@ def test_the_account_is_read_while_the_store_is_open(tmp_path):
     assert settled.coverage_by_depth[0] == settled.reached_by_depth[0] / settled.active
     with pytest.raises(MemsdkError, match="before the store is closed"):
         lazy.coverage  # noqa: B018
+
+
+@pytest.mark.parametrize("paged", [False, True])
+def test_a_category_tier_streams_every_row_once_in_rank_order(new_store, paged):
+    """``RankReader`` on a category's tier: read by pages (PostgreSQL's way, tried on
+    both engines) or stepped (SQLite's), every ranked row comes once, in the order
+    of ``toc_rank_order``, also when the stream is left part way and read again."""
+    from plugin_sdk.store.tables.composites import toc
+
+    store = new_store(validate_pack(PACK, source="test"), project="fleet")
+    fill(store, 400, seed=11)  # about 130 a category: unmapped, tier 2; pages of 16, 64, 256
+    rows = store.db.execute(
+        f"SELECT r.memory_id FROM toc_rank r WHERE r.project = ? AND r.tier = 2 "
+        f"AND r.category = ? ORDER BY {toc.ORDER}",
+        ["fleet", "FLEET_STATE"],
+    ).fetchall()
+    expected = [row[0] for row in rows]
+    assert len(expected) > toc.FETCH * 5  # three pages
+    reader = toc.TocRows(store).reader()
+    reader.paged = paged
+    streamed = [row[0] for row in reader.category_tier("fleet", 2, "FLEET_STATE")]
+    assert streamed == expected
+    partial = reader.category_tier("fleet", 2, "FLEET_STATE")
+    assert [next(partial)[0] for _ in range(toc.FETCH + 1)] == expected[: toc.FETCH + 1]
+    assert reader.any_in_tier("fleet", 2) and not reader.any_in_tier("fleet", 3)

@@ -270,6 +270,30 @@ def test_a_failing_task_is_recorded_and_resumes_from_its_cursor(db):
         assert state(store)["last_error"] is None
 
 
+def test_a_run_raises_the_page_cache_and_puts_the_connection_s_own_back(db):
+    """While tasks run the connection may cache ``RUN_CACHE_KIB``; after the run, and
+    after a run that failed, it has the size it had before."""
+    from plugin_sdk.stages import dreamer as dreamer_module
+
+    seen: list[int] = []
+    task = RecordingTask(before_batch=lambda n, context: seen.append(cache_kib(context.store)))
+    with open_store(db, ("record", task)) as store:
+        store.db.execute("PRAGMA cache_size = -2000")
+        Dreamer(store).run("record")
+        assert seen and set(seen) == {dreamer_module.RUN_CACHE_KIB}
+        assert cache_kib(store) == 2000
+        failing = RecordingTask("broken", before_batch=lambda n, context: 1 / 0)
+        store.plugins.register(failing, "broken")
+        with pytest.raises(ZeroDivisionError):
+            Dreamer(store).run("broken")
+        assert cache_kib(store) == 2000
+
+
+def cache_kib(store: Store) -> int:
+    (value,) = store.db.execute("PRAGMA cache_size").fetchone()
+    return -value
+
+
 def test_a_task_that_does_not_save_its_cursor_is_an_error(db):
     with open_store(db, ("record", RecordingTask(save=False))) as store:
         with pytest.raises(MemsdkError, match="'record' did not save its cursor"):

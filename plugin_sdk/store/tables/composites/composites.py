@@ -19,6 +19,8 @@ from plugin_sdk.store.tables.composites.composite_reads import CompositeReads
 if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
+MEMBERS_PER_STATEMENT = 300  # 900 parameters, below every SQLite build's limit (999)
+
 
 class CompositeRows(CompositeReads):
     """Statements on composites, composite_members, composite_events; reached as ``store.tables.composites``."""
@@ -285,8 +287,17 @@ class CompositeRows(CompositeReads):
         )
 
     def _insert_members(self, composite_id: int, members: list[int]) -> None:
-        for position, member in enumerate(members):
+        # Many rows a statement: PostgreSQL's ranking triggers on composite_members run
+        # once a statement (m030), so a composite of 40 members is refreshed once, not 40
+        # times; SQLite's run per row either way.
+        for start in range(0, len(members), MEMBERS_PER_STATEMENT):
+            chunk = members[start : start + MEMBERS_PER_STATEMENT]
+            values = ", ".join(["(?, ?, ?)"] * len(chunk))
             self.db.execute(
-                "INSERT INTO composite_members VALUES (?, ?, ?)",
-                [composite_id, member, position],
+                f"INSERT INTO composite_members VALUES {values}",
+                [
+                    value
+                    for position, member in enumerate(chunk, start)
+                    for value in (composite_id, member, position)
+                ],
             )
