@@ -293,11 +293,16 @@ def print_table(results: dict[str, Any], split: str) -> None:
         print(f"\noff-topic prompts that get a recall block: {share:.3f} (goal: at most 0.10)")
 
 
-def speed(size: int, queries: int, db: str | None = None) -> dict[str, Any]:
+def speed(
+    size: int, queries: int, db: str | None = None, *, vacuum: bool = True
+) -> dict[str, Any]:
     """Search and recall latency on a store file of ``size`` memories made of the dataset's turns.
 
     ``db``: a ``postgresql://`` URL; the store is then a fresh schema there,
-    dropped after.
+    dropped after. On PostgreSQL the store is measured as it is in use: after
+    ``VACUUM ANALYZE``, the pass autovacuum makes within a minute of a bulk load
+    (``autovacuum_naptime``; the insert threshold is 1,000 rows). ``vacuum=False``
+    (``--no-vacuum``) measures it straight after the load, with ``ANALYZE`` only.
 
     Each turn is repeated with a serial number (``(note N)``), so every word
     recurs ``size / 1,649`` times and more, and ``note`` is in every memory.
@@ -328,7 +333,7 @@ def speed(size: int, queries: int, db: str | None = None) -> dict[str, Any]:
     if batch:
         store.memories.write_many(batch)
     if db:
-        store.db.execute("ANALYZE")  # what autovacuum does after a bulk load
+        store.db.execute("VACUUM ANALYZE" if vacuum else "ANALYZE")
     questions = [q["question"] for q in data["questions"]]
     picked = rng.sample(questions, min(queries, len(questions)))
     common = ["what did you say about the note", "note", "Maya Tom note", "how are you doing today"]
@@ -369,6 +374,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated method names to run")
     parser.add_argument("--speed", type=int, metavar="N", help="latency at N memories instead")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="with --speed --db: measure straight after the load, before autovacuum's pass",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--hybrid", action="store_true", help="also search with hash vectors")
@@ -384,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         name, _, value = item.partition("=")
         SETTINGS[name] = json.loads(value) if value[:1].isdigit() or value[:1] == "-" else value
     if args.speed:
-        result = speed(args.speed, args.queries, args.db)
+        result = speed(args.speed, args.queries, args.db, vacuum=not args.no_vacuum)
         print(json.dumps(result, indent=2) if args.json else _speed_text(args.speed, result))
         return 0
     methods = dict(METHODS)
