@@ -23,13 +23,14 @@ from contextlib import contextmanager, suppress
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlite_utils import Database
 
 from plugin_sdk.errors import StoreBusy, StoreError, UnknownCategory
 from plugin_sdk.plugin.manager import PluginManager, make_plugin_manager
 from plugin_sdk.store import driver, fence, postgres
+from plugin_sdk.store.file import tuning
 from plugin_sdk.store.locking import (
     BEGIN_ATTEMPTS,
     BUSY_TIMEOUT_MS,
@@ -77,6 +78,7 @@ log = logging.getLogger("plugin_sdk.store")
 _SQLITE_FULL = 13
 
 MIN_SQLITE = (3, 35, 0)  # upserts with RETURNING
+_T = TypeVar("_T")
 Clock = Callable[[], datetime]
 
 
@@ -118,6 +120,7 @@ class Store:
         level = _synchronous(synchronous)
         self.clock = clock
         self._after_commit: list[Callable[[], object]] = []
+        self._read_while_unchanged: dict[tuple[str, bool], tuple[tuple[int, int], list[Any]]] = {}
         self.pending = Pending()  # what reads recorded and could not write yet
         self.plugins = plugins if plugins is not None else make_plugin_manager()
         self.tokenizer: TokenCounter = (
@@ -387,15 +390,42 @@ class Store:
         """The current time as an ISO 8601 UTC string, from the store's clock."""
         return self.clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
 
-    # Categories are read from the DB every time: the DB is the authority.
+    # Categories come from the DB: the DB is the authority. A read is kept only
+    # while nothing can have changed them since (see _unchanged).
 
     def categories(self, *, include_retired: bool = False) -> list[Category]:
         """Categories in priority order (then name), with effective criteria."""
-        return self.tables.packs.categories(include_retired=include_retired)
+        return self._unchanged(
+            ("categories", include_retired),
+            lambda: self.tables.packs.categories(include_retired=include_retired),
+        )
 
     def category_names(self, *, include_retired: bool = False) -> list[str]:
         """Names of the active categories (or all), in priority order."""
-        return self.tables.packs.category_names(include_retired=include_retired)
+        return self._unchanged(
+            ("names", include_retired),
+            lambda: self.tables.packs.category_names(include_retired=include_retired),
+        )
+
+    def _unchanged(self, key: tuple[str, bool], read: Callable[[], list[_T]]) -> list[_T]:
+        """``read()``, or the list it gave last if no write can have happened since.
+
+        On SQLite, outside a transaction: ``PRAGMA data_version`` moves when
+        another connection commits and ``total_changes`` when this one writes
+        (a write rolled back too), so equal marks mean the same rows. Inside
+        a transaction, and on PostgreSQL (no such marks), every call reads.
+        Classify asks for a memory's category several times a memory: kept,
+        a 10,000-memory pass took 27% less time (docs/benchmarks.md).
+        """
+        if self.db.conn.in_transaction or getattr(self.db, "engine", "sqlite") != "sqlite":
+            return read()
+        marks = tuning.change_marks(self.db)
+        held = self._read_while_unchanged.get(key)
+        if held is not None and held[0] == marks:
+            return list(held[1])
+        value = read()
+        self._read_while_unchanged[key] = (marks, value)
+        return list(value)
 
     def category(self, name: str, *, where: str = "") -> Category:
         """One active category; :class:`UnknownCategory` lists the others."""

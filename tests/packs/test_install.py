@@ -351,3 +351,42 @@ def test_upgrading_a_pack_that_is_not_installed_is_refused(empty_store, garden):
 
     with pytest.raises(NotFound, match="garden"):
         empty_store.packs.upgrade(garden("1.0.0"))
+
+
+def test_categories_read_again_after_any_change_from_anywhere(tmp_path, garden, category):
+    """``store.categories()`` may keep its last read, never past a change: one made
+    through the API, one in raw SQL on the same connection, one committed by
+    another connection, and one rolled back (read inside the transaction, then
+    after it)."""
+    import sqlite3
+
+    from plugin_sdk import Store
+
+    store = Store(tmp_path / "c.db", project="p")
+    store.packs.install(garden(GARDEN_LOG=category(), GARDEN_PLAN=category(priority=5)))
+
+    def definition(name):
+        return store.category(name).value("definition")
+
+    assert store.category_names() == ["GARDEN_PLAN", "GARDEN_LOG"]
+    first = store.categories()
+    assert store.categories() == first and store.categories() is not first  # a copy each time
+    store.criteria.set("GARDEN_LOG", "definition", "Through the API.")
+    assert definition("GARDEN_LOG") == "Through the API."
+    store.db.execute("UPDATE categories SET priority = 1 WHERE name = 'GARDEN_LOG'")
+    assert store.category_names() == ["GARDEN_LOG", "GARDEN_PLAN"]
+    other = sqlite3.connect(tmp_path / "c.db")
+    with other:
+        other.execute(
+            "UPDATE criteria SET user_override = ? WHERE category = ? AND field = ?",
+            ['"From another connection."', "GARDEN_LOG", "definition"],
+        )
+    other.close()
+    assert definition("GARDEN_LOG") == "From another connection."
+    with pytest.raises(RuntimeError), store.atomic():
+        store.db.execute("UPDATE categories SET status = 'retired' WHERE name = 'GARDEN_PLAN'")
+        assert store.category_names() == ["GARDEN_LOG"]
+        raise RuntimeError("roll it back")
+    assert store.category_names() == ["GARDEN_LOG", "GARDEN_PLAN"]
+    assert [c.name for c in store.categories()] == ["GARDEN_LOG", "GARDEN_PLAN"]
+    store.close()
