@@ -415,7 +415,7 @@ class Store:
         (a write rolled back too), so equal marks mean the same rows. Inside
         a transaction, and on PostgreSQL (no such marks), every call reads.
         Classify asks for a memory's category several times a memory: kept,
-        a 10,000-memory pass took 27% less time (docs/benchmarks.md).
+        classify on 10,000 memories took a fifth less time (docs/benchmarks.md).
         """
         if self.db.conn.in_transaction or getattr(self.db, "engine", "sqlite") != "sqlite":
             return read()
