@@ -293,9 +293,7 @@ def print_table(results: dict[str, Any], split: str) -> None:
         print(f"\noff-topic prompts that get a recall block: {share:.3f} (goal: at most 0.10)")
 
 
-def speed(
-    size: int, queries: int, db: str | None = None, *, vacuum: bool = True
-) -> dict[str, Any]:
+def speed(size: int, queries: int, db: str | None = None, *, vacuum: bool = True) -> dict[str, Any]:
     """Search and recall latency on a store file of ``size`` memories made of the dataset's turns.
 
     ``db``: a ``postgresql://`` URL; the store is then a fresh schema there,
