@@ -442,3 +442,31 @@ def test_a_category_tier_streams_every_row_once_in_rank_order(new_store, paged):
     partial = reader.category_tier("fleet", 2, "FLEET_STATE")
     assert [next(partial)[0] for _ in range(toc.FETCH + 1)] == expected[: toc.FETCH + 1]
     assert reader.any_in_tier("fleet", 2) and not reader.any_in_tier("fleet", 3)
+
+
+def test_a_paged_stream_skips_no_unchanged_row_when_another_writer_commits(new_store):
+    """Each page of a paged stream is its own snapshot. A writer that removes a row
+    already read (an ``OFFSET`` would then skip the next one) and moves a later row
+    to the end, between two pages, moves that row at most; every other row still
+    comes once, in rank order."""
+    from plugin_sdk.store.tables.composites import toc
+
+    store = new_store(validate_pack(PACK, source="test"), project="fleet")
+    fill(store, 400, seed=11)
+    order = (
+        "SELECT r.memory_id FROM toc_rank r WHERE r.project = 'fleet' AND r.tier = 2 "
+        f"AND r.category = 'FLEET_STATE' ORDER BY {toc.ORDER}"
+    )
+    expected = [row[0] for row in store.db.execute(order).fetchall()]
+    reader = toc.TocRows(store).reader()
+    reader.paged = True
+    stream = reader.category_tier("fleet", 2, "FLEET_STATE")
+    first = [next(stream)[0] for _ in range(toc.FETCH)]  # the whole first page
+    read, moved = first[2], expected[toc.FETCH + 10]
+    with store.atomic():
+        store.db.execute("DELETE FROM toc_rank WHERE memory_id = ?", [read])
+        store.db.execute("UPDATE toc_rank SET importance = -1 WHERE memory_id = ?", [moved])
+    rest = [row[0] for row in stream]
+    streamed = first + rest
+    assert len(streamed) == len(set(streamed))
+    assert [i for i in streamed if i != moved] == [i for i in expected if i != moved]

@@ -108,6 +108,21 @@ _SHARED_COLUMNS = COLUMNS.replace(
 )
 _FROM = "toc_rank r JOIN memories m ON m.id = r.memory_id"
 ORDER = "r.importance DESC, r.strength DESC, r.seen_count DESC, r.last_seen_at DESC, r.memory_id"
+# The rows after one in ``ORDER`` (importance, strength, seen_count, last_seen_at
+# descending, memory_id ascending; all NOT NULL): where a paged stream goes on.
+# The first bound is an index condition of toc_rank_order; the rest filter the
+# rows of equal importance.
+_AFTER = """r.importance <= ? AND (r.importance < ? OR (r.importance = ? AND (r.strength < ?
+    OR (r.strength = ? AND (r.seen_count < ? OR (r.seen_count = ? AND (r.last_seen_at < ?
+    OR (r.last_seen_at = ? AND r.memory_id > ?))))))))"""
+
+
+def _after_params(
+    importance: int, strength: float, seen: int, last_seen: str, memory_id: int
+) -> list[Any]:
+    """``_AFTER``'s values for the row with these keys."""
+    i, s, c, t = importance, strength, seen, last_seen
+    return [i, i, i, s, s, c, c, t, t, memory_id]
 
 
 class TocRows:
@@ -159,9 +174,12 @@ class RankReader:
     budget are never read. psycopg's cursor holds a statement's whole result
     once it has run, which at 100,000 memories is most of the store's text for
     one category (140 ms of a 166 ms inject): on ``paged`` engines the stream
-    is read in pages (``LIMIT``/``OFFSET`` along ``toc_rank_order``, each page
-    four times the last, from ``FETCH`` to ``PAGE_MAX``), and a row a page
-    repeats after a concurrent change is not given twice.
+    is read in pages along ``toc_rank_order``, each page four times the last,
+    from ``FETCH`` to ``PAGE_MAX``, and each page goes on after the last row
+    of the one before (``_AFTER``, by its rank keys, not an ``OFFSET``). Each
+    page is its own snapshot, so a row another writer changes between two
+    pages may be missed or, moved later, come again (it is given once); every
+    other row comes once, in rank order.
     """
 
     def __init__(self, cursor: driver.Cursor, *, paged: bool = False) -> None:
@@ -199,8 +217,7 @@ class RankReader:
     def category_tier(self, project: str, number: int, category: str) -> Iterator[driver.Row]:
         """``project``'s rows of tier ``number`` in ``category``, in rank order, read ``FETCH`` at a time."""
         return self._stream(
-            f"SELECT {COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? "
-            f"AND r.category = ? ORDER BY {ORDER}",
+            f"SELECT {COLUMNS} FROM {_FROM} WHERE r.project = ? AND r.tier = ? AND r.category = ?",
             [project, number, category],
         )
 
@@ -210,7 +227,7 @@ class RankReader:
         """Other projects' shared rows of tier ``number`` in ``category``, in rank order."""
         return self._stream(
             f"SELECT {_SHARED_COLUMNS} FROM {_FROM} WHERE r.shared = 1 AND r.tier = ? "
-            f"AND r.category = ? AND r.project != ? ORDER BY {ORDER}",
+            "AND r.category = ? AND r.project != ?",
             [project, project, number, category, project],
         )
 
@@ -222,23 +239,29 @@ class RankReader:
             [project, project],
         ).fetchall()
 
-    def _stream(self, sql: str, params: list[Any]) -> Iterator[driver.Row]:
+    def _stream(self, select: str, params: list[Any]) -> Iterator[driver.Row]:
+        """The rows of ``select`` (a ``SELECT … WHERE …`` of ``COLUMNS``' shape) in rank order."""
         if not self.paged:
-            cursor = self.db.execute(sql, params)
+            cursor = self.db.execute(f"{select} ORDER BY {ORDER}", params)
             while rows := cursor.fetchmany(FETCH):
                 yield from rows
             return
         given: set[int] = set()
-        offset, size = 0, FETCH
+        after: list[Any] = []
+        size = FETCH
         while True:
-            rows = self.db.execute(f"{sql} LIMIT ? OFFSET ?", [*params, size, offset]).fetchall()
+            where = f" AND {_AFTER}" if after else ""
+            rows = self.db.execute(
+                f"{select}{where} ORDER BY {ORDER} LIMIT ?", [*params, *after, size]
+            ).fetchall()
             for row in rows:
                 if row[0] not in given:
                     given.add(row[0])
                     yield row
             if len(rows) < size:
                 return
-            offset += size
+            last = rows[-1]
+            after = _after_params(last[3], last[8], last[6], last[7], last[0])
             size = min(4 * size, PAGE_MAX)
 
     def _any(self, where: str, params: list[Any]) -> bool:
