@@ -330,8 +330,14 @@ def speed(size: int, queries: int, db: str | None = None, *, vacuum: bool = True
             batch = []
     if batch:
         store.memories.write_many(batch)
-    if db:
-        store.db.execute("VACUUM ANALYZE" if vacuum else "ANALYZE")
+    if db:  # the store's own tables: the database may hold other schemas
+        tables = [
+            row[0]
+            for row in store.db.execute(
+                "SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"
+            )
+        ]
+        store.db.execute(("VACUUM ANALYZE " if vacuum else "ANALYZE ") + ", ".join(tables))
     questions = [q["question"] for q in data["questions"]]
     picked = rng.sample(questions, min(queries, len(questions)))
     common = ["what did you say about the note", "note", "Maya Tom note", "how are you doing today"]

@@ -416,6 +416,9 @@ class Store:
         a transaction, and on PostgreSQL (no such marks), every call reads.
         Classify asks for a memory's category several times a memory: kept,
         classify on 10,000 memories took a fifth less time (docs/benchmarks.md).
+        The list is a new one each call; the ``Category`` objects in it are
+        shared until the next write, so treat them (frozen, with their
+        criteria) as read-only.
         """
         if self.db.conn.in_transaction or getattr(self.db, "engine", "sqlite") != "sqlite":
             return read()
