@@ -420,7 +420,7 @@ class Store:
         shared until the next write, so treat them (frozen, with their
         criteria) as read-only.
         """
-        if self.db.conn.in_transaction or getattr(self.db, "engine", "sqlite") != "sqlite":
+        if self.db.conn.in_transaction or self.engine != "sqlite":
             return read()
         marks = tuning.change_marks(self.db)
         held = self._read_while_unchanged.get(key)

@@ -117,14 +117,6 @@ _AFTER = """r.importance <= ? AND (r.importance < ? OR (r.importance = ? AND (r.
     OR (r.last_seen_at = ? AND r.memory_id > ?))))))))"""
 
 
-def _after_params(
-    importance: int, strength: float, seen: int, last_seen: str, memory_id: int
-) -> list[Any]:
-    """``_AFTER``'s values for the row with these keys."""
-    i, s, c, t = importance, strength, seen, last_seen
-    return [i, i, i, s, s, c, c, t, t, memory_id]
-
-
 class TocRows:
     """Statements on toc_rank outside its triggers; reached as ``store.tables.toc``.
 
@@ -163,7 +155,7 @@ class TocRows:
         """A reader of the ranking on a cursor of its own (rows are ``driver.Row``)."""
         cursor = self.db.conn.cursor()
         cursor.row_factory = driver.Row
-        return RankReader(cursor, paged=getattr(self.db, "engine", "sqlite") != "sqlite")
+        return RankReader(cursor, paged=self.store.engine != "sqlite")
 
 
 class RankReader:
@@ -260,8 +252,9 @@ class RankReader:
                     yield row
             if len(rows) < size:
                 return
-            last = rows[-1]
-            after = _after_params(last[3], last[8], last[6], last[7], last[0])
+            last = rows[-1]  # its keys, in COLUMNS' positions, as _AFTER takes them
+            i, s, c, t = last[3], last[8], last[6], last[7]
+            after = [i, i, i, s, s, c, c, t, t, last[0]]
             size = min(4 * size, PAGE_MAX)
 
     def _any(self, where: str, params: list[Any]) -> bool:
