@@ -1318,3 +1318,15 @@ def m030_toc_triggers_per_statement(db: Database) -> None:
         -- triggers run statements it compiled once; nothing changes here.
         """
     )
+
+
+@step
+def m031_search_postings(db: Database) -> None:
+    db.executescript(
+        """
+        -- PostgreSQL only (postgres/schema.py STEPS, schema/postgres_postings.sql):
+        -- search_postings, each live memory's lexemes with their counts, the
+        -- memory's length and its read rule, kept by statement triggers, so that
+        -- search reads a word's rows from one index. FTS5 is that index on SQLite.
+        """
+    )

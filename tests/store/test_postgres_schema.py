@@ -38,11 +38,12 @@ SCHEMA = Path(__file__).parents[2] / "plugin_sdk" / "store" / "schema"
 # Columns the PostgreSQL schema adds (an explicit rowid, the tsvector).
 ADDED_COLUMNS = {"rowid", "search", "search_len"}
 # The full-text index's corpus counts (postgres_search.sql): FTS5 keeps its own.
-# And each word's count of live memories (postgres_terms.sql, m028).
-POSTGRES_ONLY_TABLES = {"search_stats", "search_terms"}
+# And each word's count of live memories (postgres_terms.sql, m028), and
+# each live memory's postings (postgres_postings.sql, m031).
+POSTGRES_ONLY_TABLES = {"search_stats", "search_terms", "search_postings"}
 POSTGRES_ONLY_TRIGGERS = {
     f"search_{kind}_{event}"
-    for kind in ("stats", "terms")
+    for kind in ("stats", "terms", "postings")
     for event in ("insert", "delete", "update")
 } | {"memories_search_words"}  # m029: search and search_len (no FTS5 triggers)
 # SQLite objects PostgreSQL has no counterpart of (full text is memories.search).

@@ -73,6 +73,7 @@ DERIVED: dict[str, str] = {
     "_memsdk_migrations": "the destination's own migration record (both are at the same schema)",
     "search_stats": "PostgreSQL's full-text corpus counts: kept by triggers as the memories arrive",
     "search_terms": "PostgreSQL's word counts: kept by triggers as the memories arrive",
+    "search_postings": "PostgreSQL's postings of each word: kept by triggers as the memories arrive",
 }
 
 #: Queues that the destination's triggers fill as rows arrive: copied last,

@@ -108,6 +108,7 @@ def text(name: str) -> str:
 
 STEPS["m028_search_terms"] = text("postgres_terms.sql")  # the step's text is a file of its own
 STEPS["m030_toc_triggers_per_statement"] = text("postgres_toc_statements.sql")
+STEPS["m031_search_postings"] = text("postgres_postings.sql")
 
 
 @functools.cache

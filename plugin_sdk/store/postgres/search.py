@@ -11,7 +11,9 @@ live rows in ``search_terms`` (migration m028), so whether a word is common
 costs one row too: a GIN index finds a word's rows only through the table.
 
 A query's words are read in one statement (:meth:`TsIndex.matches`,
-``_MATCHES``): one round trip, the rows of each word from the GIN index,
+``_MATCHES``): one round trip, the rows of each rare word from
+``search_postings`` (migration m031: each live memory's lexemes with their
+counts, the memory's length and its read rule, kept by statement triggers),
 the project applied there, and only each rare word's best ``cap`` rows sent
 back. Scores are FTS5's bm25, the same formula (k1 = 1.2, b = 0.75, idf =
 ln((N − n + 0.5)/(n + 0.5)), at least 1e-6), computed in that statement
@@ -71,19 +73,22 @@ def _bm25_sql(tf: str, length: str, held: str) -> str:
 # - held: each word's count of live rows: for a word of one lexeme (nearly
 #   all) its row of ``search_terms`` (migration m028, kept by triggers), else
 #   its rows from the GIN index counted up to cutoff + 1;
-# - hit: each rare word's (held at most the cutoff) live rows from the GIN
-#   index, with whether the project may read each: a common word's rows are
-#   never read;
-# - ranked: each rare word's readable rows with their bm25, numbered best first; only the best
-#   ``cap`` are sent. The term frequency is ``ts_rank_cd`` with every weight
-#   1 and no normalisation on the one lexeme: the sum over its covers, each
-#   one occurrence, so its count (a quarter the cost of unnesting the vector);
-# - phrase: each pair of rare words, its first word's rows holding the two
-#   adjacent, with the bm25 of the adjacencies over the rows holding the phrase.
-#   The adjacencies are counted as a lexeme's occurrences are: ``ts_rank_cd``
-#   with every weight 1 and no normalisation on the phrase of the two first
-#   lexemes, where each cover is one adjacent pair (two positions one apart)
-#   and adds exactly 1; cheaper than unnesting the vector twice a row.
+# - rare: the words held by at most the cutoff: a common word's rows are never
+#   read;
+# - best: each rare word's readable rows with their bm25, only the best ``cap``
+#   (a bounded sort each). A word of one lexeme reads its rows from
+#   ``search_postings`` (migration m031: one row a live memory and lexeme,
+#   with the lexeme's occurrences, the memory's length and who may read it),
+#   an index-only scan of one key range; another word reads them from the GIN
+#   index and the heap, its occurrences counted by ``ts_rank_cd`` with every
+#   weight 1 and no normalisation on the first lexeme (the sum over its
+#   covers, each one occurrence);
+# - phrase: each pair of rare words, the rows holding the two adjacent, with the
+#   bm25 of the adjacencies over the rows holding the phrase. The rows holding
+#   both first lexemes are the merge of their two postings (both in id order);
+#   the adjacencies are then counted as a lexeme's occurrences are:
+#   ``ts_rank_cd`` on the phrase of the two first lexemes, where each cover is
+#   one adjacent pair (two positions one apart) and adds exactly 1.
 # ``OFFSET 0`` keeps a term frequency one computation (PostgreSQL would
 # otherwise copy the subquery into each place bm25 uses it).
 _MATCHES = f"""
@@ -106,46 +111,55 @@ WITH stats AS (
                   LIMIT (SELECT cutoff + 1 FROM stats)
               ) limited)
     END AS held FROM word
-), hit AS MATERIALIZED (
-    SELECT word.k, held.held, h.* FROM word JOIN held ON held.k = word.k CROSS JOIN stats
-    CROSS JOIN LATERAL (
-        SELECT id, search_len AS len, search, {_READABLE_NAMED} AS ok
-        FROM memories WHERE held.held <= stats.cutoff AND {_LIVE} AND search @@ word.query
-    ) h
-), ranked AS (
-    SELECT k, id, score, row_number() OVER (PARTITION BY k ORDER BY score DESC, id) AS place
-    FROM (
-        SELECT hit.k, hit.id, {_bm25_sql("f.tf", "hit.len", "hit.held")} AS score
-        FROM hit JOIN word ON word.k = hit.k AND word.lexeme IS NOT NULL CROSS JOIN stats
-        CROSS JOIN LATERAL (
-            SELECT ts_rank_cd('{{1,1,1,1}}', hit.search, word.one, 0)::integer AS tf OFFSET 0
-        ) f
-        WHERE hit.ok
-    ) scored
 ), counted AS (
-    SELECT word.k, word.w, word.lexeme, word.one, held.held
+    SELECT word.k, word.w, word.query, word.lexeme, word.one, held.held, held.held::float8 AS n
     FROM word JOIN held ON held.k = word.k
-), rare AS (
+), rare AS MATERIALIZED (
     SELECT counted.* FROM counted CROSS JOIN stats
     WHERE lexeme IS NOT NULL AND held <= stats.cutoff
+), best AS (
+    SELECT rare.k, b.id, b.score FROM rare CROSS JOIN stats CROSS JOIN LATERAL (
+        SELECT p.memory_id AS id, {_bm25_sql("p.tf", "p.len", "rare.n")} AS score
+        FROM search_postings p
+        WHERE rare.query = rare.one AND p.lexeme = rare.lexeme
+          AND (p.project = :project OR p.shared)
+        ORDER BY score DESC, id LIMIT :cap
+    ) b
+    UNION ALL
+    SELECT rare.k, b.id, b.score FROM rare CROSS JOIN stats CROSS JOIN LATERAL (
+        SELECT h.id, {_bm25_sql("f.tf", "h.len", "rare.n")} AS score
+        FROM (SELECT id, search_len AS len, search FROM memories
+              WHERE rare.query <> rare.one AND {_LIVE} AND search @@ rare.query
+                AND {_READABLE_NAMED}) h
+        CROSS JOIN LATERAL (
+            SELECT ts_rank_cd('{{1,1,1,1}}', h.search, rare.one, 0)::integer AS tf OFFSET 0
+        ) f
+        ORDER BY score DESC, id LIMIT :cap
+    ) b
 ), pair AS MATERIALIZED (
-    SELECT p.j, ra.k,
+    SELECT p.j, ra.lexeme AS a, rb.lexeme AS b,
            phraseto_tsquery('{CONFIG}', p.a || ' ' || p.b) AS query,
            tsquery_phrase(ra.one, rb.one) AS adjacent
     FROM unnest(:first::text[], :second::text[]) WITH ORDINALITY AS p(a, b, j)
-    CROSS JOIN LATERAL (SELECT k, one FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
-    CROSS JOIN LATERAL (SELECT one FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
+    CROSS JOIN LATERAL (SELECT lexeme, one FROM rare WHERE w = p.a ORDER BY k LIMIT 1) ra
+    CROSS JOIN LATERAL (SELECT lexeme, one FROM rare WHERE w = p.b ORDER BY k LIMIT 1) rb
 ), phrase AS (
     SELECT j, id, len, tf, count(*) OVER (PARTITION BY j) AS held FROM (
-        SELECT pair.j, hit.id, hit.len,
-               ts_rank_cd('{{1,1,1,1}}', hit.search, pair.adjacent, 0)::integer AS tf
-        FROM pair JOIN hit ON hit.k = pair.k AND hit.search @@ pair.query OFFSET 0
+        SELECT pair.j, m.id, m.search_len AS len,
+               ts_rank_cd('{{1,1,1,1}}', m.search, pair.adjacent, 0)::integer AS tf
+        FROM pair CROSS JOIN LATERAL (
+            SELECT x.memory_id FROM search_postings x JOIN search_postings y
+                ON y.lexeme = pair.b AND y.memory_id = x.memory_id
+            WHERE x.lexeme = pair.a OFFSET 0
+        ) both_words
+        JOIN memories m ON m.id = both_words.memory_id
+        WHERE m.search @@ pair.query OFFSET 0
     ) adjacent WHERE tf > 0
 )
 SELECT 's', n::bigint, cutoff, NULL::float8 FROM stats
 UNION ALL SELECT 'h', k, NULL::bigint, held::float8 FROM counted
-UNION ALL SELECT 'b', k, id, score FROM ranked WHERE place <= :cap
-UNION ALL SELECT 'p', j, id, {_bm25_sql("tf", "len", "held")} FROM phrase CROSS JOIN stats
+UNION ALL SELECT 'b', k, id, score FROM best
+UNION ALL SELECT 'p', j, id, {_bm25_sql("tf", "len", "held::float8")} FROM phrase CROSS JOIN stats
 """
 
 

@@ -8,8 +8,9 @@ The same recording as on SQLite (``proposals/undo.py``), in PostgreSQL's terms:
   ``fts_scope``) and the columns a row trigger derives
   (``database.DERIVED_COLUMNS``: the full-text ``search`` and ``search_len``)
   are neither read nor written back: they follow the row. Besides the tables SQLite's recording
-  leaves out, the derived ones are not covered: ``search_stats`` and
-  ``search_terms`` (kept by ``memories``' own triggers, as SQLite's full-text shadow tables are) and
+  leaves out, the derived ones are not covered: ``search_stats``,
+  ``search_terms`` and ``search_postings`` (kept by ``memories``' own triggers, as SQLite's
+  full-text shadow tables are) and
   the pgvector mirror (rebuilt from ``memory_vectors``).
 - One trigger function, ``memsdk_undo_record()`` (``schema/postgres_undo.sql``),
   logs the first change of each key and copies the row as it was into a
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from plugin_sdk.store.connection import Store
 
 #: Tables kept by triggers or rebuilt from others: they follow what is restored.
-DERIVED = frozenset({"search_stats", "search_terms", MIRROR})
+DERIVED = frozenset({"search_stats", "search_terms", "search_postings", MIRROR})
 TRIGGER = "memsdk_undo"
 FUNCTION = "memsdk_undo_record"
 #: The transaction-local setting that turns the triggers on.
