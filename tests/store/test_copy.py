@@ -288,6 +288,35 @@ def test_a_round_trip_keeps_every_row_of_every_table(
     assert SECRET.lower().encode() not in (tmp_path / "back.db").read_bytes().lower()
 
 
+def test_a_postgresql_source_is_read_a_batch_at_a_time(
+    source: Store, dest_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its rows come through a server-side cursor while they are written, not as one
+    result held by the client; the copy back is the same as with one batch."""
+    if dest_url.endswith(".db"):
+        pytest.skip("SQLite steps its statements: the PostgreSQL source is the case")
+    with Store(dest_url, project="p") as middle:
+        copying.copy_store(source, middle)
+        open_cursors: list[list[str]] = []
+        real = copying._write
+
+        def write(dest: Store, table: str, sql: str, rows: Any) -> int:
+            if table == "memories":
+                names = middle.db.conn.execute("SELECT name FROM pg_cursors").fetchall()
+                open_cursors.append([str(row[0]) for row in names])
+            return real(dest, table, sql, rows)
+
+        monkeypatch.setattr(copying, "BATCH", 3)
+        monkeypatch.setattr(copying, "_write", write)
+        with Store(tmp_path / "back.db", project="p") as back:
+            copying.copy_store(middle, back)
+            assert dumps(back) == dumps(source)
+        count = source.db.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        assert len(open_cursors) == -(-count // 3) > 1  # a write a batch of 3
+        assert all(any(n.startswith("memsdk_stream_") for n in names) for names in open_cursors)
+        assert not middle.db.conn.execute("SELECT name FROM pg_cursors").fetchall()  # closed
+
+
 def test_a_copy_is_one_row_for_each_source_row(source: Store, tmp_path: Path) -> None:
     with Store(tmp_path / "dest.db", project="p") as dest:
         report = copying.copy_store(source, dest)

@@ -363,9 +363,10 @@ def _read(
             source,
             f'SELECT {select} FROM "{table}" WHERE project = ? ORDER BY {order}',
             [scoped[1]],
+            stream=True,
         )
     else:
-        cursor = _select(source, f'SELECT {select} FROM "{table}" ORDER BY {order}')
+        cursor = _select(source, f'SELECT {select} FROM "{table}" ORDER BY {order}', stream=True)
     column = None if scoped is None or scoped[0] == "project" else names.index(scoped[0])
     try:
         while True:
@@ -583,9 +584,15 @@ def _sql(store: Store, sql: str) -> str:
     return sql
 
 
-def _select(store: Store, sql: str, params: Sequence[Any] = ()) -> Any:
-    """A cursor over the rows of ``sql`` (read with ``fetchmany``, then closed)."""
-    cursor = store.db.conn.cursor()
+def _select(store: Store, sql: str, params: Sequence[Any] = (), *, stream: bool = False) -> Any:
+    """A cursor over the rows of ``sql`` (read with ``fetchmany``, then closed).
+
+    ``stream`` (inside :func:`_snapshot`'s transaction): on PostgreSQL a server-side
+    cursor, so a table's rows come a batch at a time, as SQLite steps them, instead of
+    the whole result held by the client.
+    """
+    conn = store.db.conn
+    cursor = conn.cursor(stream=True) if stream and not _is_sqlite(store) else conn.cursor()
     cursor.execute(_sql(store, sql), list(params))
     return cursor
 

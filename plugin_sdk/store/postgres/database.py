@@ -22,6 +22,7 @@ for the same reason, and readers never wait (``docs/postgres.md``,
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -35,6 +36,7 @@ from plugin_sdk.store.postgres.dialect import ArrayText, statement
 #: How long a writer waits for the store's write lock per attempt, and how often.
 LOCK_TIMEOUT_MS = 5000
 LOCK_ATTEMPTS = 6
+_STREAMS = itertools.count(1)  # names of server-side cursors, unique in the process
 _LOCK = "SELECT pg_advisory_xact_lock(hashtext('memsdk:' || current_schema()))"
 #: The full-text index's pending list on the store's connections (GIN's least).
 PENDING_LIST_LIMIT = "64kB"
@@ -201,7 +203,11 @@ class Connection:
         status = self.raw.info.transaction_status
         return bool(status != _import_psycopg().pq.TransactionStatus.IDLE)
 
-    def cursor(self) -> Cursor:
+    def cursor(self, *, stream: bool = False) -> Cursor:
+        """A cursor; ``stream``: a server-side one, whose rows come as they are fetched
+        (``fetchmany``) instead of the whole result at once. Only inside a transaction."""
+        if stream:
+            return Cursor(self, self.raw.cursor(name=f"memsdk_stream_{next(_STREAMS)}"))
         return Cursor(self, self.raw.cursor())
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = ()) -> Cursor:
