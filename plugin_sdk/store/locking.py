@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -112,6 +113,10 @@ class StoreDatabase(Database):
     def foreign_keys(self, table: str) -> list[tuple[str, str]]:
         """``(column, referenced table)`` of each foreign key of ``table``."""
         return [(row[3], row[2]) for row in self.execute(f"PRAGMA foreign_key_list([{table}])")]
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[dict[str, Any]]:
+        """The rows of a long read as the caller takes them: SQLite steps the statement."""
+        return self.query(sql, params)
 
     @contextmanager
     def atomic(self, *, attempts: int = BEGIN_ATTEMPTS) -> Iterator[Database]:

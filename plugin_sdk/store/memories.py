@@ -385,9 +385,13 @@ class Memories:
         default), ``"-id"`` (newest first), ``"importance"`` (the documented
         importance order with its tie-breaks) or ``"retrievals"`` (most
         retrieved first, then oldest). ``limit`` and ``offset`` bound the
-        result. Rows are read from SQLite as the caller iterates; a caller
-        that writes while iterating should read in batches (``list`` with
-        ``after_id`` and ``limit``) instead.
+        result. Rows are read as the caller iterates: SQLite steps the
+        statement; PostgreSQL fetches 500 rows at a time from a server-side
+        cursor (``WITH HOLD``: the statement's snapshot, so writes between
+        rows, in or out of a transaction, do not end it). On SQLite, rows a
+        caller writes while iterating may or may not come in the stream; to
+        read the same way on both engines, read in batches (``list`` with
+        ``after_id`` and ``limit``).
         """
         where, params = self._select(
             project=project,

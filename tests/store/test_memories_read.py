@@ -64,6 +64,31 @@ def test_iter_streams_memory_records(store, filled, monkeypatch):
     assert len(built) == 1 + len(rest)
 
 
+def test_iter_reads_on_while_the_caller_writes_between_rows(store, monkeypatch):
+    """Rows come a batch at a time (PostgreSQL: a server-side cursor of 500 rows, never
+    the whole result in the client); writes between them, in or out of a transaction,
+    neither end the stream nor lose a row; stopping early releases what the read held."""
+    written = [store.memories.write(f"note {n} about the ledger", RULES).id for n in range(1203)]
+    seen = []
+    for n, memory in enumerate(store.memories.iter(category=RULES)):
+        seen.append(memory.id)
+        if n in (3, 700):
+            store.memories.write(f"written while reading {n}", STATE)
+            if store.engine == "postgresql":
+                (cursor,) = store.db.execute("SELECT name FROM pg_cursors").fetchall()
+                assert cursor[0].startswith("memsdk_stream_")
+        if n == 900:
+            with store.atomic():
+                store.memories.write("written in a transaction while reading", STATE)
+    assert seen == written
+    stream = store.memories.iter(category=RULES)
+    assert next(stream).id == written[0]
+    stream.close()
+    if store.engine == "postgresql":
+        assert not store.db.execute("SELECT name FROM pg_cursors").fetchall()
+    assert len(list(store.memories.iter(category=STATE))) == 3
+
+
 def test_defaults_active_memories_of_the_stores_project_oldest_first(store, filled):
     other = store.memories.write("Other project rule.", RULES, project="elsewhere").id
     active = sorted(set(filled.values()) - {filled["old"]})

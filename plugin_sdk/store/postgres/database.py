@@ -308,6 +308,27 @@ class Database:
         for row in cursor:
             yield dict(zip(names, row, strict=True))
 
+    def stream(
+        self, sql: str, params: Sequence[Any] | Mapping[str, Any] = (), size: int = 500
+    ) -> Iterator[dict[str, Any]]:
+        """The rows of a long read ``size`` at a time, never the whole result in the client.
+
+        A server-side cursor ``WITH HOLD``: the result is the statement's snapshot, kept
+        by the server (spilling to disk past ``work_mem``) and fetched in batches, so
+        the caller may write between them, in or out of a transaction. Closed when the
+        caller stops."""
+        cursor = Cursor(
+            self.conn, self.conn.raw.cursor(f"memsdk_stream_{next(_STREAMS)}", withhold=True)
+        )
+        try:
+            cursor.execute(sql, params)
+            names = [column.name for column in cursor.description or ()]
+            while batch := cursor.fetchmany(size):
+                yield from (dict(zip(names, row, strict=True)) for row in batch)
+        finally:
+            if not self.conn.lost:
+                cursor.close()
+
     def __getitem__(self, table: str) -> _Table:
         return _Table(self, table)
 

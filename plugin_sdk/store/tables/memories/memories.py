@@ -314,7 +314,9 @@ class MemoryRows(MemoryReads):
     ) -> Iterable[dict[str, Any]]:
         """Rows matching ``where`` (the caller's conditions, values bound) in ``order``; ``paged``: ``LIMIT ? OFFSET ?`` follow."""
         sql = f"SELECT * FROM memories WHERE {where} ORDER BY {order}"
-        return self.db.query(sql + " LIMIT ? OFFSET ?" if paged else sql, params)
+        if paged:
+            return self.db.query(sql + " LIMIT ? OFFSET ?", params)
+        return self.db.stream(sql, params)  # a whole project's rows: a batch at a time
 
     def count(self, project: str, status: str) -> int:
         """How many memories of a project have a status (read from an index)."""
