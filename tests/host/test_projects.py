@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 from plugin_sdk import Store
 from plugin_sdk.cli import cli
 from plugin_sdk.errors import EmptyProject, NoStore, ProjectConflict
-from plugin_sdk.host import projects
+from plugin_sdk.host import portable, projects
 from plugin_sdk.host.demo import run_demo
 from plugin_sdk.store.doctor import doctor
 from plugin_sdk.store.file.backup import backup
@@ -221,3 +222,27 @@ def test_a_forgotten_memory_travels_as_its_tombstone(demo_db: Path, tmp_path: Pa
     again = tmp_path / "again.jsonl"
     cli_run("export", "--db", str(fresh), "--project", "demo", "-o", str(again))
     assert again.read_text() == text
+
+
+def test_an_export_streams_the_memories_and_imports_back_the_same(
+    store: Store, new_store: Any
+) -> None:
+    """On either engine; from PostgreSQL the memories come through a server-side cursor,
+    a batch at a time, while the export is written (never the whole table in the client)."""
+    category = store.category_names()[0]
+    store.memories.write_many(
+        [{"content": f"ledger note {n}", "category": category} for n in range(1203)]
+    )
+    records = []
+    for record in portable.export_project(store):
+        if record["record"] == "memory" and not records and store.engine == "postgresql":
+            names = [row[0] for row in store.db.execute("SELECT name FROM pg_cursors")]
+            assert any(name.startswith("memsdk_stream_") for name in names)
+        if record["record"] == "memory":
+            records.append(record)
+    assert [r["content"] for r in records] == [f"ledger note {n}" for n in range(1203)]
+    if store.engine == "postgresql":
+        assert not store.db.execute("SELECT name FROM pg_cursors").fetchall()
+    lines = list(portable.dump_lines(portable.export_project(store)))
+    into = new_store(name="into.db", project="elsewhere")
+    assert portable.import_project(into, lines)["memory"] == 1203

@@ -33,7 +33,7 @@ class CompositeRows(CompositeReads):
 
     def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
         """The composites headed by ``project``'s memories, by id."""
-        return self.db.query(
+        return self.db.stream(
             "SELECT * FROM composites WHERE id IN (SELECT id FROM composites WHERE head_memory_id "
             "IN (SELECT id FROM memories WHERE project = ?)) ORDER BY id",
             [project],

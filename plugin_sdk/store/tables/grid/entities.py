@@ -77,7 +77,7 @@ class EntityRows:
 
     def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
         """Every entity of ``project``, by id."""
-        return self.db.query("SELECT * FROM entities WHERE project = ? ORDER BY id", [project])
+        return self.db.stream("SELECT * FROM entities WHERE project = ? ORDER BY id", [project])
 
     def export_links(self, project: str) -> Iterator[dict[str, Any]]:
         """The entity links of ``project``'s memories, in order."""

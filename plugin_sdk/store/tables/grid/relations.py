@@ -54,7 +54,7 @@ class RelationRows:
 
     def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
         """Every relation of ``project``, by id."""
-        return self.db.query("SELECT * FROM relations WHERE project = ? ORDER BY id", [project])
+        return self.db.stream("SELECT * FROM relations WHERE project = ? ORDER BY id", [project])
 
     def relate(
         self,

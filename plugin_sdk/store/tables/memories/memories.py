@@ -104,7 +104,7 @@ class MemoryRows(MemoryReads):
 
     def export_rows(self, project: str) -> Iterator[dict[str, Any]]:
         """Every memory of ``project``, of every status, by id."""
-        return self.db.query("SELECT * FROM memories WHERE project = ? ORDER BY id", [project])
+        return self.db.stream("SELECT * FROM memories WHERE project = ? ORDER BY id", [project])
 
     def export_forgotten(self, project: str) -> Iterator[dict[str, Any]]:
         """The tombstones of ``project``'s forgotten memories, by memory id."""
